@@ -1,0 +1,68 @@
+# layerfs: top-level build and test entry points.  See README.md.
+#
+#   make test          everything: host tests, then bats in the QEMU guest
+#   make vm-test [T=tests/bats/NAME.bats]
+#   make vm-shell      interactive guest with the module
+#   make check         checkpatch --strict and sparse over the module
+#
+# Variables: LFS_CACHE (kernel cache, default ~/.cache/layerfs),
+# FLAVOUR (debug|perf), VM_TIMEOUT, VM_MEM, VM_CPUS, LFS_KVM=1.
+
+LFS_CACHE ?= $(HOME)/.cache/layerfs
+FLAVOUR ?= debug
+export LFS_CACHE FLAVOUR
+
+KBUILD := $(LFS_CACHE)/build-$(FLAVOUR)
+KSRC := $(LFS_CACHE)/linux-source
+T ?=
+
+# Debian packages every target needs, installed by 'make deps'
+DEPS := linux-source-6.1 gcc make flex bison bc libelf-dev libssl-dev \
+	cpio xz-utils kmod perl qemu-system-x86 e2fsprogs attr acl bats \
+	skopeo umoci sparse fuse-overlayfs
+
+# Userspace programs built by 'make tools' (fragments add to it)
+TOOLS_BIN :=
+
+# Each area keeps its own rules: tools/tools.mk, images/images.mk.
+# A fragment may add to DEPS and TOOLS_BIN and define its own targets.
+include $(wildcard tools/*.mk images/*.mk)
+
+.PHONY: all deps kernel module tools check vm-test vm-shell host-test test clean
+
+all: module tools
+
+tools: deps $(TOOLS_BIN)
+
+deps:
+	@vm/deps.sh $(DEPS)
+
+kernel: deps
+	@vm/build-kernel.sh $(FLAVOUR)
+
+module: kernel
+	@vm/build-module.sh
+
+vm-test: module tools
+	@vm/run.sh test $(T)
+
+vm-shell: module tools
+	@vm/run.sh shell
+
+host-test: tools
+	@bats --tap tests/bats/host
+
+check: kernel
+	@echo "check: checkpatch.pl --strict"
+	@$(KSRC)/scripts/checkpatch.pl --no-tree --strict --terse --show-types \
+		-f $(wildcard src/*.[ch] uapi/*.h)
+	@echo "check: sparse (C=2)"
+	@vm/build-module.sh C=2 >/dev/null 2>build/sparse.log || { cat build/sparse.log; exit 1; }
+	@echo "check: clean"
+
+test:
+	@vm/test.sh
+
+clean:
+	-@[ -d $(KBUILD) ] && $(MAKE) -s -C $(KBUILD) M=$(CURDIR)/src clean
+	rm -rf build

@@ -1,0 +1,147 @@
+#!/bin/bash
+# Boot the layerfs test guest under QEMU and judge what it reports.
+#
+#   vm/run.sh test [BATS_FILE...]   run bats suites in the guest (default: all)
+#   vm/run.sh shell                 interactive guest shell
+#
+# Environment:
+#   LFS_CACHE     kernel cache (default $HOME/.cache/layerfs)
+#   FLAVOUR       debug (default) or perf
+#   VM_TIMEOUT    seconds before a test guest counts as hung (default 1800)
+#   VM_MEM, VM_CPUS  guest memory and CPUs (default 2G, 2)
+#   LFS_KVM=1     use KVM instead of TCG (nested KVM hangs on our machines)
+#   LFS_SELFTEST  harness self-tests, see vm/guest/init
+#   LFS_RESULTS   where results go (default build/vm-results)
+#
+# Exits 0 only when every test passed, the module unloaded, and the kernel
+# reported nothing: no BUG/WARNING/KASAN/UBSAN/lockdep/Oops/hung task
+# (vm/scan-klog.sh), no taint besides out-of-tree/unsigned module, lockdep
+# still enabled, no kmemleak report. The last line is "N passed, M failed".
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+mode=${1:-test}
+shift || true
+cache=${LFS_CACHE:-$HOME/.cache/layerfs}
+flavour=${FLAVOUR:-debug}
+kernel=$cache/build-$flavour/arch/x86/boot/bzImage
+res=${LFS_RESULTS:-$repo/build/vm-results}
+timeout_s=${VM_TIMEOUT:-1800}
+
+[ -f "$kernel" ] || {
+	echo "run: no kernel at $kernel: run 'make kernel'" >&2
+	exit 1
+}
+
+tests=()
+for t in "$@"; do
+	t=$(realpath -m --relative-to="$repo" "$t")
+	[ -f "$repo/$t" ] || {
+		echo "run: no such test file: $t" >&2
+		exit 1
+	}
+	tests+=("$t")
+done
+if [ ${#tests[@]} = 0 ]; then
+	for t in "$repo"/tests/bats/*.bats; do
+		tests+=("${t#"$repo"/}")
+	done
+fi
+
+rm -rf "$res"
+mkdir -p "$res"
+scratch=$res/../scratch.img
+rm -f "$scratch"
+truncate -s "${VM_DISK:-4G}" "$scratch"
+mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$scratch"
+
+cmdline="console=ttyS0 loglevel=5 root=root rootfstype=9p ro"
+cmdline+=" rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=512000"
+cmdline+=" init=$repo/vm/guest/init panic=-1 LFS_REPO=$repo LFS_MODE=$mode"
+cmdline+=" LFS_TESTS=$(IFS=:; echo "${tests[*]}")"
+[ -n "${LFS_SELFTEST:-}" ] && cmdline+=" LFS_SELFTEST=$LFS_SELFTEST"
+[ -n "${LFS_MODULE:-}" ] && cmdline+=" LFS_MODULE=$LFS_MODULE"
+[ "$flavour" = debug ] && cmdline+=" panic_on_warn=1"
+
+accel=(-accel tcg,thread=multi -cpu max)
+[ "${LFS_KVM:-0}" = 1 ] && accel=(-accel kvm -cpu host)
+
+qemu=(qemu-system-x86_64 "${accel[@]}" -m "${VM_MEM:-2G}" -smp "${VM_CPUS:-2}"
+	-no-reboot -nodefaults -kernel "$kernel" -append "$cmdline"
+	-fsdev "local,id=rootfs,path=/,security_model=passthrough,readonly=on,multidevs=remap"
+	-device virtio-9p-pci,fsdev=rootfs,mount_tag=root
+	-fsdev "local,id=results,path=$res,security_model=none"
+	-device virtio-9p-pci,fsdev=results,mount_tag=results
+	-drive "file=$scratch,format=raw,if=virtio,cache=unsafe")
+
+if [ "$mode" = shell ]; then
+	exec "${qemu[@]}" -nographic -serial mon:stdio
+fi
+
+start=$(date +%s)
+timeout -k 10 "$timeout_s" "${qemu[@]}" -display none -monitor none -serial stdio \
+	</dev/null | tee "$res/console.log"
+qemu_rc=${PIPESTATUS[0]}
+echo "vm: guest ran $(($(date +%s) - start)) s" >"$res/time"
+
+problems=()
+if [ "$qemu_rc" = 124 ] || [ "$qemu_rc" = 137 ]; then
+	problems+=("guest did not finish within ${timeout_s}s (hung)")
+elif [ "$qemu_rc" != 0 ]; then
+	problems+=("qemu exited with status $qemu_rc")
+fi
+[ -f "$res/guest-done" ] || problems+=("guest did not report completion")
+
+# kernel lines on the console (they carry a timestamp) and the full log
+grep -a '^\[ *[0-9]*\.[0-9]*\]' "$res/console.log" >"$res/console-kernel"
+if ! "$here/scan-klog.sh" "$res/console-kernel" "$res/dmesg" >"$res/klog-findings"; then
+	problems+=("kernel log reports problems: see $res/klog-findings")
+	sed 's/^/  /' "$res/klog-findings" | head -n 20 >&2
+fi
+if [ -f "$res/insmod.rc" ] && [ "$(cat "$res/insmod.rc")" != 0 ]; then
+	problems+=("insmod failed")
+fi
+if [ -f "$res/insmod.rc" ] && [ "$(cat "$res/rmmod.rc" 2>/dev/null)" != 0 ]; then
+	problems+=("module did not unload")
+fi
+if [ -f "$res/tainted" ]; then
+	taint=$(cat "$res/tainted")
+	# ignore O (out-of-tree, bit 12) and E (unsigned, bit 13)
+	[ $((taint & ~(1 << 12 | 1 << 13))) = 0 ] || problems+=("kernel tainted: $taint")
+fi
+if [ -s "$res/debug_locks" ] && ! grep -q 'debug_locks: *1' "$res/debug_locks"; then
+	problems+=("lockdep turned itself off (debug_locks 0)")
+fi
+if [ -s "$res/kmemleak" ]; then
+	problems+=("kmemleak reports leaks: see $res/kmemleak")
+	head -n 20 "$res/kmemleak" >&2
+fi
+
+passed=0 failed=0 skipped=0 planned=0
+if [ -f "$res/tap" ]; then
+	planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$res/tap" | head -n 1)
+	passed=$(grep -c '^ok ' "$res/tap")
+	skipped=$(grep -c '^ok .*# skip' "$res/tap")
+	failed=$(grep -c '^not ok ' "$res/tap")
+	passed=$((passed - skipped))
+fi
+planned=${planned:-0}
+[ "$failed" = 0 ] || problems+=("$failed test(s) failed")
+if [ "$((passed + failed + skipped))" != "$planned" ]; then
+	problems+=("bats planned $planned tests but reported $((passed + failed + skipped))")
+	failed=$((planned > passed + skipped ? planned - passed - skipped : failed + 1))
+fi
+[ -f "$res/bats.rc" ] && [ "$(cat "$res/bats.rc")" != 0 ] && [ "$failed" = 0 ] &&
+	problems+=("bats exited with status $(cat "$res/bats.rc")")
+
+if [ ${#problems[@]} != 0 ]; then
+	for p in "${problems[@]}"; do
+		echo "vm: FAIL: $p" >&2
+	done
+	# a run that failed outside the tests counts as one more failure
+	[ "$failed" = 0 ] && failed=1
+fi
+[ "$skipped" = 0 ] || echo "vm: $skipped skipped"
+echo "$passed passed, $failed failed"
+[ ${#problems[@]} = 0 ]

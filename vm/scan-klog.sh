@@ -1,0 +1,35 @@
+#!/bin/bash
+# Scan kernel logs for reports that fail a test run.
+#   vm/scan-klog.sh LOG...
+# Prints each offending line with its file; exits 1 if any, 0 if none.
+# A missing or unreadable log is not a finding (run.sh checks completion).
+patterns=(
+	'BUG:'
+	'WARNING:'
+	'KASAN'
+	'UBSAN'
+	'Oops'
+	'general protection fault'
+	'kernel BUG at'
+	'Kernel panic'
+	'Unable to handle'
+	'INFO: task .* blocked for more than'
+	'soft lockup'
+	'hung_task'
+	'detected stalls? on CPU'
+	'self-detected stall'
+	'unreferenced object 0x'
+	'possible (circular|recursive) locking'
+	'inconsistent lock state'
+	'suspicious RCU usage'
+	'list_(add|del) corruption'
+)
+re=$(IFS='|'; echo "${patterns[*]}")
+found=0
+for log in "$@"; do
+	[ -r "$log" ] || continue
+	if grep -aE -- "$re" "$log" | sed "s|^|$(basename "$log"): |"; then
+		found=1
+	fi
+done
+exit $found

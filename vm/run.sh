@@ -3,6 +3,9 @@
 #
 #   vm/run.sh test [BATS_FILE...]   run bats suites in the guest (default: all)
 #   vm/run.sh shell                 interactive guest shell
+#   vm/run.sh script FILE [ARG...]  run one guest script (repo-relative or
+#                                   absolute path under the repo); its exit
+#                                   status is the result
 #
 # Environment:
 #   LFS_CACHE     kernel cache (default $HOME/.cache/layerfs)
@@ -34,6 +37,18 @@ timeout_s=${VM_TIMEOUT:-1800}
 	exit 1
 }
 
+script=
+if [ "$mode" = script ]; then
+	script=$(realpath -m --relative-to="$repo" "${1:?script mode needs a file}")
+	shift
+	[ -f "$repo/$script" ] || {
+		echo "run: no such script: $script" >&2
+		exit 1
+	}
+	script_args=$*
+	set --
+fi
+
 tests=()
 for t in "$@"; do
 	t=$(realpath -m --relative-to="$repo" "$t")
@@ -43,7 +58,7 @@ for t in "$@"; do
 	}
 	tests+=("$t")
 done
-if [ ${#tests[@]} = 0 ]; then
+if [ ${#tests[@]} = 0 ] && [ "$mode" = test ]; then
 	for t in "$repo"/tests/bats/*.bats; do
 		tests+=("${t#"$repo"/}")
 	done
@@ -51,7 +66,7 @@ fi
 
 rm -rf "$res"
 mkdir -p "$res"
-scratch=$res/../scratch.img
+scratch=${res%/}.scratch.img
 rm -f "$scratch"
 truncate -s "${VM_DISK:-4G}" "$scratch"
 mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$scratch"
@@ -61,6 +76,7 @@ cmdline+=" rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=512000"
 cmdline+=" init=$repo/vm/guest/init panic=-1 LFS_REPO=$repo LFS_MODE=$mode"
 cmdline+=" LFS_TESTS=$(IFS=:; echo "${tests[*]}")"
 [ -n "${LFS_SELFTEST:-}" ] && cmdline+=" LFS_SELFTEST=$LFS_SELFTEST"
+[ -n "$script" ] && cmdline+=" LFS_SCRIPT=$script"
 [ -n "${LFS_MODULE:-}" ] && cmdline+=" LFS_MODULE=$LFS_MODULE"
 [ "$flavour" = debug ] && cmdline+=" panic_on_warn=1"
 
@@ -74,6 +90,10 @@ qemu=(qemu-system-x86_64 "${accel[@]}" -m "${VM_MEM:-2G}" -smp "${VM_CPUS:-2}"
 	-fsdev "local,id=results,path=$res,security_model=none"
 	-device virtio-9p-pci,fsdev=results,mount_tag=results
 	-drive "file=$scratch,format=raw,if=virtio,cache=unsafe")
+if [ -n "$script" ]; then
+	# arguments travel in a file: the kernel command line is short and unquoted
+	printf '%s' "$script_args" >"$res/script.args"
+fi
 
 if [ "$mode" = shell ]; then
 	exec "${qemu[@]}" -nographic -serial mon:stdio
@@ -116,6 +136,18 @@ fi
 if [ -s "$res/kmemleak" ]; then
 	problems+=("kmemleak reports leaks: see $res/kmemleak")
 	head -n 20 "$res/kmemleak" >&2
+fi
+
+if [ "$mode" = script ]; then
+	src=$(cat "$res/script.rc" 2>/dev/null || echo none)
+	[ "$src" = 0 ] || problems+=("guest script $script exited with status $src")
+	if [ ${#problems[@]} != 0 ]; then
+		for p in "${problems[@]}"; do
+			echo "vm: FAIL: $p" >&2
+		done
+		exit 1
+	fi
+	exit 0
 fi
 
 passed=0 failed=0 skipped=0 planned=0

@@ -1,34 +1,414 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * layerfs: module init and exit, and the filesystem type.
+ * layerfs: module init and exit, mount parameters, fill_super, statfs and
+ * show_options.
  */
 #define pr_fmt(fmt) "layerfs: " fmt
 
 #include <linux/module.h>
-#include <linux/fs_context.h>
+#include <linux/fs_parser.h>
+#include <linux/seq_file.h>
+#include <linux/statfs.h>
+#include <linux/security.h>
+#include <linux/slab.h>
+#include <linux/string_helpers.h>
 #include "layerfs.h"
+
+enum lfs_param {
+	LFS_OPT_LOWERDIR,
+	LFS_OPT_LOWERDIR_ADD,
+	LFS_OPT_UPPERDIR,
+	LFS_OPT_WORKDIR,
+};
+
+static const struct fs_parameter_spec lfs_param_spec[] = {
+	fsparam_string("lowerdir",	LFS_OPT_LOWERDIR),
+	fsparam_string("lowerdir+",	LFS_OPT_LOWERDIR_ADD),
+	fsparam_string("upperdir",	LFS_OPT_UPPERDIR),
+	fsparam_string("workdir",	LFS_OPT_WORKDIR),
+	{}
+};
+
+/*
+ * Split a "lowerdir=" value at unescaped colons and add each layer.
+ * Backslash escapes the next character (":", ",", "\").  The value is
+ * modified in place.
+ */
+static int lfs_parse_lowerdir_list(struct fs_context *fc, char *list)
+{
+	char *start = list, *in = list, *out = list;
+	int err;
+
+	for (;;) {
+		char c = *in++;
+
+		if (c == '\\' && *in) {
+			*out++ = *in++;
+			continue;
+		}
+		if (c != ':' && c != '\0') {
+			*out++ = c;
+			continue;
+		}
+		*out = '\0';
+		if (out == start)
+			return lfs_inval(fc, "empty layer in lowerdir=");
+		err = lfs_config_add_lower(fc, start);
+		if (err || c == '\0')
+			return err;
+		start = in;
+		out = in;
+	}
+}
+
+static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
+{
+	struct lfs_config *cfg = fc->fs_private;
+	struct fs_parse_result result;
+	int opt;
+
+	opt = fs_parse(fc, lfs_param_spec, param, &result);
+	if (opt < 0)
+		return opt;
+
+	switch (opt) {
+	case LFS_OPT_LOWERDIR:
+		if (cfg->lower_appended)
+			return lfs_inval(fc, "lowerdir= cannot follow lowerdir+");
+		if (cfg->lower_listed)
+			return lfs_inval(fc, "lowerdir= given twice");
+		cfg->lower_listed = true;
+		return lfs_parse_lowerdir_list(fc, param->string);
+	case LFS_OPT_LOWERDIR_ADD:
+		if (cfg->lower_listed)
+			return lfs_inval(fc, "lowerdir+ cannot follow lowerdir=");
+		cfg->lower_appended = true;
+		return lfs_config_add_lower(fc, param->string);
+	case LFS_OPT_UPPERDIR:
+	case LFS_OPT_WORKDIR:
+		return lfs_inval(fc, "%s: no writable upper layer yet",
+			      param->key);
+	}
+	return -EINVAL;
+}
+
+/*
+ * mount(2) passes one string of comma-separated options.  Commas inside a
+ * value may be escaped with a backslash, so the generic parser, which
+ * splits at every comma, is not enough.  Escapes are left in the value
+ * for lfs_parse_lowerdir_list() to undo.
+ */
+static int lfs_parse_monolithic(struct fs_context *fc, void *data)
+{
+	char *opts = data, *in, *start;
+	int err;
+
+	if (!opts)
+		return 0;
+	err = security_sb_eat_lsm_opts(opts, &fc->security);
+	if (err)
+		return err;
+
+	for (start = in = opts; ; in++) {
+		char c = *in;
+		char *eq;
+
+		if (c == '\\' && in[1]) {
+			in++;
+			continue;
+		}
+		if (c != ',' && c != '\0')
+			continue;
+		*in = '\0';
+		if (in != start) {
+			eq = strchr(start, '=');
+			if (eq)
+				*eq++ = '\0';
+			err = vfs_parse_fs_string(fc, start, eq,
+						  eq ? strlen(eq) : 0);
+			if (err)
+				return err;
+		}
+		if (c == '\0')
+			return 0;
+		start = in + 1;
+	}
+}
+
+static int lfs_statfs(struct dentry *dentry, struct kstatfs *buf)
+{
+	struct lfs_sb *sbi = LFS_SB(dentry->d_sb);
+	struct path top = {
+		.mnt = sbi->layers[0].mnt,
+		.dentry = sbi->layers[0].root,
+	};
+	int err;
+
+	err = vfs_statfs(&top, buf);
+	if (err)
+		return err;
+	buf->f_type = LFS_SUPER_MAGIC;
+	return 0;
+}
+
+/* characters that /proc/mounts shows as octal escapes */
+#define LFS_MOUNTS_ESC	", \t\n\\"
+
+/*
+ * Write a layer path as lowerdir= reads it back: a backslash before each
+ * ':', ',' and backslash, then the mount table's octal escapes on top.
+ */
+static void lfs_show_path(struct seq_file *m, const char *s)
+{
+	while (*s) {
+		size_t plain = strcspn(s, ":,\\");
+
+		seq_escape_mem(m, s, plain, ESCAPE_OCTAL, LFS_MOUNTS_ESC);
+		s += plain;
+		if (!*s)
+			break;
+		seq_escape_mem(m, "\\", 1, ESCAPE_OCTAL, LFS_MOUNTS_ESC);
+		seq_escape_mem(m, s, 1, ESCAPE_OCTAL, LFS_MOUNTS_ESC);
+		s++;
+	}
+}
+
+static int lfs_show_options(struct seq_file *m, struct dentry *root)
+{
+	struct lfs_sb *sbi = LFS_SB(root->d_sb);
+	unsigned int i;
+
+	seq_puts(m, ",lowerdir=");
+	for (i = 0; i < sbi->nr_layers; i++) {
+		if (i)
+			seq_putc(m, ':');
+		lfs_show_path(m, sbi->layers[i].name);
+	}
+	return 0;
+}
+
+static void lfs_put_super(struct super_block *sb)
+{
+	struct lfs_sb *sbi = LFS_SB(sb);
+
+	if (!sbi)
+		return;
+	lfs_layers_free(sbi);
+	if (sbi->creator_cred)
+		put_cred(sbi->creator_cred);
+	kfree(sbi);
+	sb->s_fs_info = NULL;
+}
+
+static const struct super_operations lfs_super_operations = {
+	.alloc_inode	= lfs_alloc_inode,
+	.free_inode	= lfs_free_inode,
+	.evict_inode	= lfs_evict_inode,
+	.drop_inode	= generic_delete_inode,
+	.put_super	= lfs_put_super,
+	.statfs		= lfs_statfs,
+	.show_options	= lfs_show_options,
+};
+
+static void lfs_d_release(struct dentry *dentry)
+{
+	lfs_entry_free(dentry->d_fsdata);
+}
+
+const struct dentry_operations lfs_dentry_operations = {
+	.d_release	= lfs_d_release,
+};
+
+/* The root: every layer's root directory, top first. */
+static struct dentry *lfs_make_root(struct super_block *sb)
+{
+	struct lfs_sb *sbi = LFS_SB(sb);
+	struct lfs_entry *e;
+	struct inode *inode;
+	struct dentry *root;
+	unsigned int i;
+
+	e = lfs_entry_alloc(sbi->nr_layers);
+	if (!e)
+		return ERR_PTR(-ENOMEM);
+	for (i = 0; i < sbi->nr_layers; i++) {
+		e->real[i].dentry = dget(sbi->layers[i].root);
+		e->real[i].layer = &sbi->layers[i];
+		e->nr++;
+	}
+	inode = lfs_get_inode(sb, e);
+	if (IS_ERR(inode)) {
+		lfs_entry_free(e);
+		return ERR_CAST(inode);
+	}
+	root = d_make_root(inode);
+	if (!root) {
+		lfs_entry_free(e);
+		return ERR_PTR(-ENOMEM);
+	}
+	root->d_fsdata = e;
+	return root;
+}
+
+static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
+{
+	struct lfs_config *cfg = fc->fs_private;
+	struct lfs_sb *sbi;
+	struct dentry *root;
+	unsigned int i;
+	int depth = 0;
+	int err;
+
+	if (!cfg->nr_lower)
+		return lfs_inval(fc, "at least one lowerdir is needed");
+
+	err = -ENOMEM;
+	sbi = kzalloc(sizeof(*sbi), GFP_KERNEL);
+	if (!sbi)
+		goto out;
+	sb->s_fs_info = sbi;
+	sbi->creator_cred = prepare_creds();
+	if (!sbi->creator_cred)
+		goto out;
+
+	err = lfs_layers_build(fc, sbi);
+	if (err)
+		goto out;
+
+	sb->s_maxbytes = 0;
+	for (i = 0; i < sbi->nr_mnts; i++) {
+		struct super_block *lsb = sbi->mnts[i]->mnt_sb;
+
+		depth = max(depth, lsb->s_stack_depth);
+		sb->s_maxbytes = max(sb->s_maxbytes, lsb->s_maxbytes);
+	}
+	sb->s_stack_depth = depth + 1;
+	err = -EINVAL;
+	if (sb->s_stack_depth > FILESYSTEM_MAX_STACK_DEPTH) {
+		lfs_err(fc, "maximum filesystem stacking depth exceeded");
+		goto out;
+	}
+
+	sb->s_magic = LFS_SUPER_MAGIC;
+	sb->s_op = &lfs_super_operations;
+	sb->s_xattr = lfs_xattr_handlers;
+	sb->s_d_op = &lfs_dentry_operations;
+	sb->s_time_gran = 1;
+	sb->s_blocksize = sbi->layers[0].root->d_sb->s_blocksize;
+	sb->s_blocksize_bits = sbi->layers[0].root->d_sb->s_blocksize_bits;
+	sb->s_flags |= SB_POSIXACL | SB_RDONLY;
+
+	root = lfs_make_root(sb);
+	if (IS_ERR(root)) {
+		err = PTR_ERR(root);
+		goto out;
+	}
+	sb->s_root = root;
+	return 0;
+
+out:
+	/* lfs_put_super() is not called when fill_super fails */
+	lfs_put_super(sb);
+	return err;
+}
+
+static int lfs_get_tree(struct fs_context *fc)
+{
+	return get_tree_nodev(fc, lfs_fill_super);
+}
+
+static int lfs_reconfigure(struct fs_context *fc)
+{
+	if (!(fc->sb_flags & SB_RDONLY))
+		return lfs_inval(fc, "no upper layer: read-only only");
+	return 0;
+}
+
+static void lfs_free_fc(struct fs_context *fc)
+{
+	struct lfs_config *cfg = fc->fs_private;
+
+	if (cfg) {
+		lfs_config_free(cfg);
+		kfree(cfg);
+	}
+}
+
+static const struct fs_context_operations lfs_context_ops = {
+	.parse_monolithic	= lfs_parse_monolithic,
+	.parse_param		= lfs_parse_param,
+	.get_tree		= lfs_get_tree,
+	.reconfigure		= lfs_reconfigure,
+	.free			= lfs_free_fc,
+};
 
 static int lfs_init_fs_context(struct fs_context *fc)
 {
-	return invalf(fc, "layerfs: not implemented yet");
+	struct lfs_config *cfg;
+
+	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
+	if (!cfg)
+		return -ENOMEM;
+	fc->fs_private = cfg;
+	fc->ops = &lfs_context_ops;
+	return 0;
 }
 
 static struct file_system_type lfs_fs_type = {
 	.owner			= THIS_MODULE,
 	.name			= LFS_FSTYPE,
 	.init_fs_context	= lfs_init_fs_context,
+	.parameters		= lfs_param_spec,
 	.kill_sb		= kill_anon_super,
 };
 MODULE_ALIAS_FS(LFS_FSTYPE);
 
+static struct kmem_cache *lfs_inode_cachep;
+
+struct inode *lfs_alloc_inode(struct super_block *sb)
+{
+	struct lfs_inode *li = alloc_inode_sb(sb, lfs_inode_cachep, GFP_KERNEL);
+
+	if (!li)
+		return NULL;
+	li->real = NULL;
+	li->layer = NULL;
+	return &li->vfs_inode;
+}
+
+void lfs_free_inode(struct inode *inode)
+{
+	kmem_cache_free(lfs_inode_cachep, LFS_I(inode));
+}
+
+static void lfs_inode_init_once(void *p)
+{
+	struct lfs_inode *li = p;
+
+	inode_init_once(&li->vfs_inode);
+}
+
 static int __init lfs_init(void)
 {
-	return register_filesystem(&lfs_fs_type);
+	int err;
+
+	lfs_inode_cachep = kmem_cache_create("lfs_inode", sizeof(struct lfs_inode),
+					     0, SLAB_RECLAIM_ACCOUNT | SLAB_ACCOUNT,
+					     lfs_inode_init_once);
+	if (!lfs_inode_cachep)
+		return -ENOMEM;
+	err = register_filesystem(&lfs_fs_type);
+	if (err)
+		kmem_cache_destroy(lfs_inode_cachep);
+	return err;
 }
 
 static void __exit lfs_exit(void)
 {
 	unregister_filesystem(&lfs_fs_type);
+	/* inodes are freed after an RCU grace period */
+	rcu_barrier();
+	kmem_cache_destroy(lfs_inode_cachep);
 }
 
 module_init(lfs_init);

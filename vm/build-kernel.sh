@@ -90,7 +90,7 @@ done < <(cat "${fragments[@]}")
 [ $bad = 0 ] || exit 1
 
 echo "kernel: building $flavour bzImage with $jobs jobs (log: $build/.build.log)"
-if ! make -C "$src" O="$build" -j"$jobs" bzImage modules_prepare >"$build/.build.log" 2>&1; then
+if ! make -C "$src" O="$build" -j"$jobs" bzImage modules modules_prepare >"$build/.build.log" 2>&1; then
 	tail -n 40 "$build/.build.log" >&2
 	exit 1
 fi

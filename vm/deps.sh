@@ -19,4 +19,7 @@ fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/lfs-deps.log 2>&1 || {
+	cat /tmp/lfs-deps.log >&2
+	exit 1
+}

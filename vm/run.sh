@@ -69,9 +69,19 @@ mkdir -p "$res"
 scratch=${res%/}.scratch.img
 rm -f "$scratch"
 truncate -s "${VM_DISK:-4G}" "$scratch"
-mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$scratch"
+# trees too slow to build in the guest, made once on the host
+fixtures=$repo/build/fixtures
+gen=$repo/tests/bats/fixtures.sh
+if [ ! -f "$fixtures/.stamp" ] || [ "$gen" -nt "$fixtures/.stamp" ] ||
+	[ "$repo/build/bin/lfs-probe" -nt "$fixtures/.stamp" ]; then
+	rm -rf "$fixtures"
+	mkdir -p "$fixtures/fixtures"
+	"$gen" "$fixtures/fixtures" || exit 1
+	touch "$fixtures/.stamp"
+fi
+mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 -d "$fixtures" "$scratch"
 
-cmdline="console=ttyS0 loglevel=5 root=root rootfstype=9p ro"
+cmdline="console=ttyS0 loglevel=5 root=root rootfstype=9p ro acpi=noirq tsc=unstable"
 cmdline+=" rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=512000"
 cmdline+=" init=$repo/vm/guest/init panic=-1 LFS_REPO=$repo LFS_MODE=$mode"
 cmdline+=" LFS_TESTS=$(IFS=:; echo "${tests[*]}")"
@@ -80,7 +90,7 @@ cmdline+=" LFS_TESTS=$(IFS=:; echo "${tests[*]}")"
 [ -n "${LFS_MODULE:-}" ] && cmdline+=" LFS_MODULE=$LFS_MODULE"
 [ "$flavour" = debug ] && cmdline+=" panic_on_warn=1"
 
-accel=(-accel tcg,thread=multi -cpu max)
+accel=(-accel tcg,thread=multi -cpu "${VM_CPU:-max}")
 [ "${LFS_KVM:-0}" = 1 ] && accel=(-accel kvm -cpu host)
 
 qemu=(qemu-system-x86_64 "${accel[@]}" -m "${VM_MEM:-2G}" -smp "${VM_CPUS:-2}"

@@ -28,8 +28,8 @@ re=$(IFS='|'; echo "${patterns[*]}")
 found=0
 for log in "$@"; do
 	[ -r "$log" ] || continue
-	if grep -aE -- "$re" "$log" | sed "s|^|$(basename "$log"): |"; then
-		found=1
-	fi
+	hits=$(grep -aE -- "$re" "$log") || continue
+	printf '%s\n' "$hits" | sed "s|^|$(basename "$log"): |"
+	found=1
 done
 exit $found

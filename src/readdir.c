@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * layerfs: merged directory listing.
+ *
+ * The first read of an open directory builds a listing: each layer that
+ * holds the directory is read in turn, top first; a name is kept the
+ * first time it is seen, and whiteouts hide the name (and themselves) in
+ * the layers below.  The listing belongs to the open file: entries stay
+ * put for telldir()/seekdir() (positions are indexes into it), and
+ * rewinddir() builds it anew.
+ *
+ * Names are hashed for de-duplication, so a directory of many entries in
+ * many layers costs time linear in the entries read.
+ */
+#define pr_fmt(fmt) "layerfs: " fmt
+
+#include <linux/namei.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/hash.h>
+#include <linux/stringhash.h>
+#include "layerfs.h"
+
+/* one name in a merged listing */
+struct lfs_dirent {
+	struct lfs_dirent *next;	/* hash chain */
+	u64 ino;			/* d_ino to report */
+	unsigned int hash;		/* full_name_hash() of the name */
+	unsigned short len;		/* name length */
+	unsigned char type;		/* DT_* */
+	bool whiteout;			/* hides the name; never listed */
+	bool check;			/* may be a whiteout: look it up */
+	char name[];			/* not NUL-terminated */
+};
+
+#define LFS_RD_CHUNK	(16 * 1024)
+
+/* a block of dirents; listings are freed chunk by chunk */
+struct lfs_rd_chunk {
+	struct lfs_rd_chunk *next;
+	size_t used;
+	char data[];
+};
+
+struct lfs_listing {
+	struct lfs_dirent **hash;	/* hash buckets */
+	unsigned int hash_bits;
+	struct lfs_dirent **order;	/* visible entries in listing order */
+	unsigned int count;		/* entries in @order */
+	unsigned int cap;		/* room in @order */
+	unsigned int nr_names;		/* names hashed, whiteouts included */
+	struct lfs_rd_chunk *chunks;
+};
+
+/* per open directory */
+struct lfs_dir_file {
+	struct lfs_listing *listing;	/* built on first read, NULL after rewind */
+};
+
+static void lfs_listing_free(struct lfs_listing *l)
+{
+	struct lfs_rd_chunk *c, *next;
+
+	if (!l)
+		return;
+	for (c = l->chunks; c; c = next) {
+		next = c->next;
+		kvfree(c);
+	}
+	kvfree(l->hash);
+	kvfree(l->order);
+	kfree(l);
+}
+
+static struct lfs_dirent *lfs_dirent_alloc(struct lfs_listing *l, int len)
+{
+	size_t need = ALIGN(struct_size((struct lfs_dirent *)NULL, name, len), 8);
+	struct lfs_rd_chunk *c = l->chunks;
+	struct lfs_dirent *d;
+
+	if (!c || c->used + need > LFS_RD_CHUNK) {
+		c = kvmalloc(sizeof(*c) + LFS_RD_CHUNK, GFP_KERNEL);
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->next = l->chunks;
+		l->chunks = c;
+	}
+	d = (struct lfs_dirent *)(c->data + c->used);
+	c->used += need;
+	return d;
+}
+
+static int lfs_listing_rehash(struct lfs_listing *l, unsigned int bits)
+{
+	struct lfs_dirent **hash, **old = l->hash;
+	unsigned int i, n = 1U << bits;
+
+	hash = kvcalloc(n, sizeof(*hash), GFP_KERNEL);
+	if (!hash)
+		return -ENOMEM;
+	for (i = 0; old && i < (1U << l->hash_bits); i++) {
+		struct lfs_dirent *d = old[i], *next;
+
+		for (; d; d = next) {
+			unsigned int b = hash_32(d->hash, bits);
+
+			next = d->next;
+			d->next = hash[b];
+			hash[b] = d;
+		}
+	}
+	kvfree(old);
+	l->hash = hash;
+	l->hash_bits = bits;
+	return 0;
+}
+
+static struct lfs_dirent *lfs_listing_find(struct lfs_listing *l,
+					   const char *name, int len,
+					   unsigned int hash)
+{
+	struct lfs_dirent *d = l->hash[hash_32(hash, l->hash_bits)];
+
+	for (; d; d = d->next)
+		if (d->hash == hash && d->len == len && !memcmp(d->name, name, len))
+			return d;
+	return NULL;
+}
+
+static int lfs_listing_append(struct lfs_listing *l, struct lfs_dirent *d)
+{
+	if (l->count == l->cap) {
+		unsigned int cap = l->cap ? 2 * l->cap : 64;
+		struct lfs_dirent **order;
+
+		order = kvmalloc_array(cap, sizeof(*order), GFP_KERNEL);
+		if (!order)
+			return -ENOMEM;
+		if (l->count)
+			memcpy(order, l->order, l->count * sizeof(*order));
+		kvfree(l->order);
+		l->order = order;
+		l->cap = cap;
+	}
+	l->order[l->count++] = d;
+	return 0;
+}
+
+/* state while reading one layer's instance of the directory */
+struct lfs_rd_ctx {
+	struct dir_context ctx;
+	struct lfs_listing *listing;
+	const struct lfs_sb *sbi;
+	const struct lfs_real *real;	/* the instance being read */
+	unsigned int emitted;		/* entries seen by this iterate call */
+	int err;
+};
+
+/* May a name of this type be a whiteout?  Then it must be looked up. */
+static bool lfs_rd_may_be_whiteout(unsigned int type, unsigned int dir_flags)
+{
+	switch (type) {
+	case DT_CHR:
+	case DT_LNK:
+	case DT_UNKNOWN:
+		return true;
+	case DT_REG:
+		return dir_flags & LFS_REAL_XWHITEOUTS;
+	}
+	return false;
+}
+
+static bool lfs_rd_actor(struct dir_context *ctx, const char *name, int len,
+			 loff_t offset, u64 ino, unsigned int type)
+{
+	struct lfs_rd_ctx *rd = container_of(ctx, struct lfs_rd_ctx, ctx);
+	struct lfs_listing *l = rd->listing;
+	unsigned int hash;
+	struct lfs_dirent *d;
+
+	rd->emitted++;
+	if (len <= 2 && name[0] == '.' && (len == 1 || name[1] == '.'))
+		return true;
+
+	hash = full_name_hash(NULL, name, len);
+	if (lfs_listing_find(l, name, len, hash))
+		return true;	/* a layer above has the name */
+
+	if (l->nr_names >= (2U << l->hash_bits)) {
+		rd->err = lfs_listing_rehash(l, l->hash_bits + 1);
+		if (rd->err)
+			return false;
+	}
+	d = lfs_dirent_alloc(l, len);
+	if (!d) {
+		rd->err = -ENOMEM;
+		return false;
+	}
+	memcpy(d->name, name, len);
+	d->len = len;
+	d->hash = hash;
+	d->type = type;
+	d->ino = lfs_ino(rd->sbi, rd->real->layer, ino);
+	d->whiteout = false;
+	d->check = lfs_rd_may_be_whiteout(type, rd->real->flags);
+	d->next = l->hash[hash_32(hash, l->hash_bits)];
+	l->hash[hash_32(hash, l->hash_bits)] = d;
+	l->nr_names++;
+
+	rd->err = lfs_listing_append(l, d);
+	return !rd->err;
+}
+
+/*
+ * After a layer is read (its lock released), look up the new names that
+ * may be whiteouts.  A whiteout stays hashed, to hide the name below, but
+ * leaves the listing; a name of unknown type learns its type.
+ */
+static int lfs_rd_check_layer(struct lfs_listing *l, unsigned int from,
+			      const struct lfs_real *r)
+{
+	unsigned int i, out = from;
+
+	for (i = from; i < l->count; i++) {
+		struct lfs_dirent *d = l->order[i];
+		struct dentry *real;
+
+		if (d->check) {
+			real = lookup_one_unlocked(mnt_user_ns(r->layer->mnt),
+						   d->name, r->dentry, d->len);
+			if (IS_ERR(real))
+				return PTR_ERR(real);
+			if (d_is_positive(real)) {
+				d->whiteout = lfs_is_whiteout(r->layer, real, r->flags);
+				if (d->type == DT_UNKNOWN)
+					d->type = fs_umode_to_dtype(d_inode(real)->i_mode);
+			} else {
+				/* vanished from a layer that must not change */
+				d->whiteout = true;
+			}
+			dput(real);
+		}
+		if (!d->whiteout)
+			l->order[out++] = d;
+	}
+	l->count = out;
+	return 0;
+}
+
+static int lfs_rd_read_layer(struct lfs_rd_ctx *rd, const struct lfs_real *r)
+{
+	struct path path = { .mnt = r->layer->mnt, .dentry = r->dentry };
+	unsigned int from = rd->listing->count;
+	struct file *realfile;
+	int err;
+
+	realfile = dentry_open(&path, O_RDONLY | O_DIRECTORY | O_LARGEFILE,
+			       current_cred());
+	if (IS_ERR(realfile))
+		return PTR_ERR(realfile);
+
+	rd->real = r;
+	rd->ctx.pos = 0;
+	do {
+		rd->emitted = 0;
+		rd->err = 0;
+		err = iterate_dir(realfile, &rd->ctx);
+		if (!err)
+			err = rd->err;
+	} while (!err && rd->emitted);
+	fput(realfile);
+	if (err)
+		return err;
+	return lfs_rd_check_layer(rd->listing, from, r);
+}
+
+static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
+{
+	const struct lfs_entry *e = LFS_E(dentry);
+	struct lfs_rd_ctx rd = {
+		.ctx.actor = lfs_rd_actor,
+		.sbi = LFS_SB(dentry->d_sb),
+	};
+	const struct cred *old_cred;
+	struct lfs_listing *l;
+	unsigned int i;
+	int err;
+
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return ERR_PTR(-ENOMEM);
+	err = lfs_listing_rehash(l, 6);
+	if (err)
+		goto out_free;
+	rd.listing = l;
+
+	old_cred = lfs_override_creds(dentry->d_sb);
+	for (i = 0; i < e->nr && !err; i++)
+		err = lfs_rd_read_layer(&rd, &e->real[i]);
+	revert_creds(old_cred);
+	if (err)
+		goto out_free;
+	return l;
+
+out_free:
+	lfs_listing_free(l);
+	return ERR_PTR(err);
+}
+
+static int lfs_iterate(struct file *file, struct dir_context *ctx)
+{
+	struct lfs_dir_file *df = file->private_data;
+	struct lfs_listing *l;
+
+	if (!dir_emit_dots(file, ctx))
+		return 0;
+
+	if (!df->listing) {
+		l = lfs_listing_build(file->f_path.dentry);
+		if (IS_ERR(l))
+			return PTR_ERR(l);
+		df->listing = l;
+	}
+	l = df->listing;
+
+	while (ctx->pos - 2 < l->count) {
+		struct lfs_dirent *d = l->order[ctx->pos - 2];
+
+		if (!dir_emit(ctx, d->name, d->len, d->ino, d->type))
+			break;
+		ctx->pos++;
+	}
+	return 0;
+}
+
+static loff_t lfs_dir_llseek(struct file *file, loff_t offset, int whence)
+{
+	struct lfs_dir_file *df = file->private_data;
+	loff_t pos;
+
+	switch (whence) {
+	case SEEK_SET:
+		pos = offset;
+		break;
+	case SEEK_CUR:
+		pos = file->f_pos + offset;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (pos < 0)
+		return -EINVAL;
+	if (pos != file->f_pos) {
+		file->f_pos = pos;
+		file->f_version = 0;
+	}
+	/* rewinddir(): the next read sees the directory as it is now */
+	if (pos == 0) {
+		lfs_listing_free(df->listing);
+		df->listing = NULL;
+	}
+	return pos;
+}
+
+static int lfs_dir_open(struct inode *inode, struct file *file)
+{
+	struct lfs_dir_file *df;
+
+	df = kzalloc(sizeof(*df), GFP_KERNEL);
+	if (!df)
+		return -ENOMEM;
+	file->private_data = df;
+	return 0;
+}
+
+static int lfs_dir_release(struct inode *inode, struct file *file)
+{
+	struct lfs_dir_file *df = file->private_data;
+
+	lfs_listing_free(df->listing);
+	kfree(df);
+	return 0;
+}
+
+const struct file_operations lfs_dir_operations = {
+	.open		= lfs_dir_open,
+	.release	= lfs_dir_release,
+	.llseek		= lfs_dir_llseek,
+	.read		= generic_read_dir,
+	.iterate_shared	= lfs_iterate,
+};

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * layerfs: small helpers shared by several files.
+ */
+#include <linux/slab.h>
+#include <linux/xattr.h>
+#include "layerfs.h"
+
+static void lfs_verr(struct fs_context *fc, struct va_format *vaf)
+{
+	/* mount(2) has no log: logfc() prints to the kernel log then */
+	if (fc->log.log)
+		pr_err_ratelimited("layerfs: %pV\n", vaf);
+	errorfc(fc, "%pV", vaf);
+}
+
+/**
+ * lfs_err - explain why a mount is refused
+ * @fc: the mount context
+ * @fmt: printf format of the message
+ *
+ * The message goes to the caller through the fs_context log (fsconfig()
+ * users read it there) and, rate-limited, to the kernel log.
+ */
+void lfs_err(struct fs_context *fc, const char *fmt, ...)
+{
+	struct va_format vaf = { .fmt = fmt };
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.va = &args;
+	lfs_verr(fc, &vaf);
+	va_end(args);
+}
+
+/**
+ * lfs_inval - lfs_err() for an invalid configuration
+ * @fc: the mount context
+ * @fmt: printf format of the message
+ *
+ * Return: -EINVAL.
+ */
+int lfs_inval(struct fs_context *fc, const char *fmt, ...)
+{
+	struct va_format vaf = { .fmt = fmt };
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.va = &args;
+	lfs_verr(fc, &vaf);
+	va_end(args);
+	return -EINVAL;
+}
+
+/**
+ * lfs_override_creds - act on real objects as the mounter
+ * @sb: the layerfs superblock
+ *
+ * Return: the caller's credentials, for revert_creds().
+ */
+const struct cred *lfs_override_creds(struct super_block *sb)
+{
+	return override_creds(LFS_SB(sb)->creator_cred);
+}
+
+/**
+ * lfs_entry_alloc - an empty entry with room for @nr real objects
+ * @nr: how many real objects it may hold
+ */
+struct lfs_entry *lfs_entry_alloc(unsigned int nr)
+{
+	struct lfs_entry *e;
+
+	e = kvzalloc(struct_size(e, real, nr), GFP_KERNEL);
+	return e;
+}
+
+/**
+ * lfs_entry_free - drop an entry's real dentries and free it
+ * @e: the entry, or NULL
+ */
+void lfs_entry_free(struct lfs_entry *e)
+{
+	unsigned int i;
+
+	if (!e)
+		return;
+	for (i = 0; i < e->nr; i++)
+		dput(e->real[i].dentry);
+	kvfree(e);
+}
+
+/**
+ * lfs_real_getxattr - read a marker xattr of a real object
+ * @layer: the layer @real lives in
+ * @real: the real dentry, positive
+ * @name: the xattr name
+ * @buf: where the value goes
+ * @size: room in @buf
+ *
+ * Caller must run with the mounter's credentials.
+ * Return: the value's length, or -errno (-ENODATA when absent).
+ */
+int lfs_real_getxattr(const struct lfs_layer *layer, struct dentry *real,
+		      const char *name, char *buf, size_t size)
+{
+	return vfs_getxattr(mnt_user_ns(layer->mnt), real, name, buf, size);
+}
+
+/**
+ * lfs_ino - the inode number layerfs shows for a real object
+ * @sbi: the superblock info
+ * @layer: the layer the object lives in
+ * @real_ino: its inode number there
+ *
+ * Layers on one filesystem keep their inode numbers.  With several
+ * filesystems, the filesystem's index goes in the top bits; a real number
+ * that already uses those bits is kept as it is (and may then collide),
+ * with a warning.
+ */
+u64 lfs_ino(const struct lfs_sb *sbi, const struct lfs_layer *layer,
+	    u64 real_ino)
+{
+	if (!layer->fsid)
+		return real_ino;
+	if (real_ino >> sbi->xino_shift) {
+		pr_warn_once("layerfs: inode number %llu of layer \"%s\" too large to keep st_ino unique\n",
+			     real_ino, layer->name);
+		return real_ino;
+	}
+	return real_ino | ((u64)layer->fsid << sbi->xino_shift);
+}

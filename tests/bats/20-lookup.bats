@@ -1,0 +1,136 @@
+#!/usr/bin/env bats
+# Lookup: the top-down walk, whiteouts in all three forms, opaque
+# directories and type changes between layers; on tmpfs and on ext4.
+
+load lib
+
+teardown() {
+	lfs_cleanup
+}
+
+# Layers top, mid, bot; each case lives in its own directory.
+LAYERS='
+# names from each layer appear; the top-most file wins
+f bot/only-bot b
+f mid/only-mid m
+f top/only-top t
+f bot/shadow bot
+f mid/shadow mid
+f top/shadow top
+# a directory in several layers merges
+f bot/merged/b b
+f mid/merged/m m
+f top/merged/t t
+f bot/merged/shadow bot
+f top/merged/shadow top
+# whiteouts: native symlink, upstream chardev, and xwhiteout files
+f bot/wh/native x
+w top/wh/native
+f bot/wh/chardev x
+W mid/wh/chardev
+f bot/wh/fake x
+L top/wh/fake
+f bot/wh/plain-empty x
+x top/wh/plain-empty
+w bot/wh/bottom-only
+X top/xwh
+f bot/xwh/gone x
+x top/xwh/gone
+f bot/xwh/stays s
+# a whiteout hides a whole directory; recreating it starts afresh
+f bot/whdir/sub/f x
+w mid/whdir
+f bot/recreate/old o
+w mid/recreate
+f top/recreate/new n
+# an opaque directory hides what lies below it
+f bot/opq/below x
+o mid/opq
+f mid/opq/kept m
+f top/opq/top t
+# type changes: file over dir, dir over file, symlink over dir
+f bot/fod/sub/x x
+f top/fod y
+f bot/dof x
+f top/dof/in i
+f bot/sod/dir/x x
+l top/sod target
+# below a directory, a file ends the merge
+f bot/dfd/b b
+f mid/dfd x
+f top/dfd/t t
+# owners, modes and special files come through
+f bot/attrs/suid s
+m bot/attrs/suid 4755
+u bot/attrs/suid 1000 100
+p bot/attrs/fifo
+c bot/attrs/null 1 3
+b bot/attrs/loop 7 0
+l bot/attrs/dangling nowhere
+a bot/attrs/suid trusted.note hello
+'
+
+MERGED='
+f only-bot b
+f only-mid m
+f only-top t
+f shadow top
+f merged/b b
+f merged/m m
+f merged/t t
+f merged/shadow top
+d wh
+l wh/fake (overlay-whiteout)
+f wh/plain-empty
+d xwh
+f xwh/stays s
+d recreate
+f recreate/new n
+f opq/kept m
+f opq/top t
+f fod y
+f dof/in i
+l sod target
+f dfd/t t
+f attrs/suid s
+m attrs/suid 4755
+u attrs/suid 1000 100
+p attrs/fifo
+c attrs/null 1 3
+b attrs/loop 7 0
+l attrs/dangling nowhere
+a attrs/suid trusted.note hello
+'
+
+@test "lookup merges layers, honours all whiteout forms, opaque dirs and type changes" {
+	for fs in "${LFS_FILESYSTEMS[@]}"; do
+		lfs_workdir "$fs"
+		mktree "$WORK" <<<"$LAYERS"
+		lfs_mount_layers "$WORK/mnt" "$WORK/top" "$WORK/mid" "$WORK/bot"
+		expect_tree "$WORK/mnt" "$MERGED"
+		umount "$WORK/mnt"
+	done
+}
+
+@test "a whited-out or missing name fails lookup with ENOENT" {
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<"$LAYERS"
+	lfs_mount_layers "$WORK/mnt" "$WORK/top" "$WORK/mid" "$WORK/bot"
+	run "$PROBE" stat "$WORK/mnt/wh/native" "$WORK/mnt/wh/chardev" \
+		"$WORK/mnt/xwh/gone" "$WORK/mnt/whdir" "$WORK/mnt/whdir/sub/f" \
+		"$WORK/mnt/wh/bottom-only" "$WORK/mnt/opq/below" "$WORK/mnt/nothing"
+	[ "$status" = 0 ]
+	[ "${#lines[@]}" = 8 ]
+	for l in "${lines[@]}"; do
+		[[ $l == *": ENOENT" ]] || { echo "not ENOENT: $l"; return 1; }
+	done
+}
+
+@test "a single layer mounts as itself" {
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<'f one/a/b c
+l one/l a/b
+p one/fifo'
+	lfs_mount_layers "$WORK/mnt" "$WORK/one"
+	diff -u <("$PROBE" dump "$WORK/one") <("$PROBE" dump "$WORK/mnt")
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bats
+# oci2ovl on hostile input: the shared corpus (../shared/oci-hostile, used
+# in place, read-only) and our own crafted images (tools/oci2ovl/tests/
+# lfs_tree.py gen-corpus), each checked by tools/oci2ovl/tests/
+# run-corpus.sh against its expected outcome, with a checksum of
+# everything outside the store before and after every run. Both the plain
+# and the ASan/UBSan binaries are run.
+
+setup_file() {
+	REPO=$(cd "$BATS_TEST_DIRNAME/../../.." && pwd)
+	export REPO
+	HOSTILE=$(cd "$REPO/.." && pwd)/shared/oci-hostile
+	export HOSTILE
+	OWN=$BATS_FILE_TMPDIR/own
+	export OWN
+	python3 "$REPO/tools/oci2ovl/tests/lfs_tree.py" gen-corpus "$OWN"
+}
+
+setup() {
+	RUN=$REPO/tools/oci2ovl/tests/run-corpus.sh
+	[ -f "$HOSTILE/cases.json" ] || skip "no shared corpus at $HOSTILE"
+	# the sentinel files the corpus aims at, as cases.json describes them
+	python3 "$REPO/tools/oci2ovl/tests/lfs_tree.py" sentinel "$HOSTILE/cases.json" \
+		"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sentinel_dir"])' "$HOSTILE/cases.json")"
+}
+
+lfs_corpus() { # BIN CASES ROOT
+	run "$RUN" "$@" "$BATS_TEST_TMPDIR/work"
+	echo "$output"
+	[ "$status" = 0 ]
+	[[ ${lines[-1]} =~ ^([0-9]+)\ of\ ([0-9]+)\ cases ]]
+	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] && [ "${BASH_REMATCH[2]}" -ge 10 ]
+}
+
+@test "every case of the shared hostile corpus ends as cases.json expects" {
+	lfs_corpus "$REPO/build/bin/oci2ovl" "$HOSTILE/cases.json" "$HOSTILE"
+}
+
+@test "every case of our own crafted corpus ends as expected" {
+	lfs_corpus "$REPO/build/bin/oci2ovl" "$OWN/cases.json" "$OWN"
+}
+
+@test "the ASan/UBSan build handles both corpora cleanly" {
+	lfs_corpus "$REPO/build/bin/oci2ovl-asan" "$HOSTILE/cases.json" "$HOSTILE"
+	! grep -l 'runtime error\|AddressSanitizer' "$BATS_TEST_TMPDIR"/work/logs/*.err
+	lfs_corpus "$REPO/build/bin/oci2ovl-asan" "$OWN/cases.json" "$OWN"
+	! grep -l 'runtime error\|AddressSanitizer' "$BATS_TEST_TMPDIR"/work/logs/*.err
+}
+
+@test "the corpus runner fails a case whose expectation is not met" {
+	# a copy of cases.json that expects the traversal case to be accepted
+	python3 - "$HOSTILE/cases.json" "$BATS_TEST_TMPDIR/flipped.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["cases"] = [x for x in c["cases"] if x["name"] in ("path-traversal-dotdot", "control-normal")]
+for x in c["cases"]:
+    if x["name"] == "path-traversal-dotdot":
+        x["expect"], x["tolerated"] = "accept", []
+    else:
+        x["must_contain"][0]["mode"] = "0600"
+json.dump(c, open(sys.argv[2], "w"))
+PY
+	run "$RUN" "$REPO/build/bin/oci2ovl" "$BATS_TEST_TMPDIR/flipped.json" "$HOSTILE" "$BATS_TEST_TMPDIR/work"
+	echo "$output"
+	[ "$status" = 1 ]
+	[[ $output == *"FAIL control-normal: content: "*"/etc/hostname: mode is '0644', want '0600'"* ]]
+	[[ $output == *"FAIL path-traversal-dotdot: exit 3"* ]]
+}
+
+@test "a refusal names the layer, the entry and the rule" {
+	run "$REPO/build/bin/oci2ovl" --store "$BATS_TEST_TMPDIR/s" import "$HOSTILE/path-traversal-dotdot:path-traversal-dotdot"
+	[ "$status" = 3 ]
+	[[ $output =~ ^oci2ovl:\ layer\ sha256:[0-9a-f]{64}:\ entry\ \"(\.\./)+tmp/oci-hostile-sentinel/pwned-dotdot\":\ path\ leaves\ the\ layer$ ]]
+	[ -z "$(ls -A "$BATS_TEST_TMPDIR/s/layers")" ]
+}
+
+@test "smuggled overlay xattrs are dropped with a warning and never stored" {
+	run "$REPO/build/bin/oci2ovl" --store "$BATS_TEST_TMPDIR/s" import "$HOSTILE/xattr-overlay-smuggle:xattr-overlay-smuggle"
+	[ "$status" = 0 ]
+	[[ $output == *"xattr trusted.overlay.redirect dropped"* ]]
+	[ -z "$(getfattr -R -h -d -m '^trusted\.overlay\.' "$BATS_TEST_TMPDIR/s/layers" 2>/dev/null)" ]
+}

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * oci2ovl: command line. Parses options, runs one command, maps its
+ * result to an exit status (see docs/oci2ovl.1). Only main() exits.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "oci2ovl.h"
+
+/* what the command line asked for */
+struct lfs_cli {
+	const char *store;
+	const char *name;
+	const char *platform;
+	const char *whiteout; /* NULL: the store's, else native */
+	const char *upper;
+	const char *work;
+	const char *fstype;
+	bool json;
+	bool print;
+	bool sync;
+	struct lfs_limits lim;
+	unsigned int given; /* LFS_OPT_* bits seen */
+	char **args; /* positional, command first */
+	int nargs;
+};
+
+enum {
+	LFS_OPT_STORE = 1 << 0,
+	LFS_OPT_NAME = 1 << 1,
+	LFS_OPT_PLATFORM = 1 << 2,
+	LFS_OPT_WHITEOUT = 1 << 3,
+	LFS_OPT_JSON = 1 << 4,
+	LFS_OPT_UPPER = 1 << 5,
+	LFS_OPT_WORK = 1 << 6,
+	LFS_OPT_PRINT = 1 << 7,
+	LFS_OPT_FSTYPE = 1 << 8,
+	LFS_OPT_LIMITS = 1 << 9,
+	LFS_OPT_NOSYNC = 1 << 10,
+};
+
+#define LFS_OPTS_IMPORT                                                        \
+	(LFS_OPT_NAME | LFS_OPT_PLATFORM | LFS_OPT_WHITEOUT | LFS_OPT_LIMITS | \
+	 LFS_OPT_NOSYNC)
+
+static const char lfs_usage[] =
+	"Usage: oci2ovl [--store DIR] COMMAND [OPTION...] [ARG...]\n"
+	"\n"
+	"Commands:\n"
+	"  import [oci:]DIR:TAG   unpack an OCI image layout into the store\n"
+	"      [--name NAME] [--platform OS/ARCH[/VARIANT]] [--whiteout native|chardev]\n"
+	"      [--max-entries N] [--max-bytes SIZE] [--max-path N] [--no-sync]\n"
+	"  pull REF               skopeo copy REF (any transport), then import\n"
+	"      (same options as import)\n"
+	"  list [--json]          images in the store\n"
+	"  layers IMAGE [--json]  an image's layer directories, top layer first\n"
+	"  config IMAGE           an image's config JSON\n"
+	"  rm IMAGE               remove an image (its layers stay until gc)\n"
+	"  gc                     remove layers no image uses, and leftovers\n"
+	"  mount IMAGE TARGET [--upper DIR [--work DIR]] [--fstype layerfs|overlay]\n"
+	"  mount IMAGE --print    print only the lowerdir= option\n"
+	"\n"
+	"Options:\n"
+	"  --store DIR    the layer store (default $OCI2OVL_STORE, else " LFS_DEFAULT_STORE
+	")\n"
+	"  -h, --help     this text\n"
+	"  -V, --version  the version\n"
+	"\n"
+	"Exit status: 0 ok, 1 failure, 2 usage error, 3 input refused\n"
+	"(verification failed or a hostile entry). See oci2ovl(1).\n";
+
+static const struct option lfs_options[] = {
+	{ "store", required_argument, NULL, 's' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "platform", required_argument, NULL, 'p' },
+	{ "whiteout", required_argument, NULL, 'w' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "upper", required_argument, NULL, 'u' },
+	{ "work", required_argument, NULL, 'W' },
+	{ "print", no_argument, NULL, 'P' },
+	{ "fstype", required_argument, NULL, 't' },
+	{ "max-entries", required_argument, NULL, 'E' },
+	{ "max-bytes", required_argument, NULL, 'B' },
+	{ "max-path", required_argument, NULL, 'L' },
+	{ "no-sync", no_argument, NULL, 'S' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{}
+};
+
+static int lfs_usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", LFS_PROG);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry '%s --help'.\n", LFS_PROG);
+	return LFS_EXIT_USAGE;
+}
+
+static int lfs_exit_code(int err)
+{
+	if (!err)
+		return LFS_EXIT_OK;
+	return err == -LFS_EREFUSED ? LFS_EXIT_REFUSED : LFS_EXIT_FAIL;
+}
+
+/* Return: -1 to go on, else an exit status */
+static int lfs_parse(int argc, char **argv, struct lfs_cli *c)
+{
+	uint64_t v;
+	int opt;
+
+	c->store = getenv("OCI2OVL_STORE");
+	if (!c->store || !*c->store)
+		c->store = LFS_DEFAULT_STORE;
+	c->platform = LFS_DEFAULT_PLATFORM;
+	c->fstype = "layerfs";
+	c->sync = true;
+	c->lim.max_entries = 1000000;
+	c->lim.max_bytes = 64ull << 30;
+	c->lim.max_path = PATH_MAX - 1;
+
+	while ((opt = getopt_long(argc, argv, "hV", lfs_options, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			c->store = optarg;
+			c->given |= LFS_OPT_STORE;
+			break;
+		case 'n':
+			c->name = optarg;
+			c->given |= LFS_OPT_NAME;
+			break;
+		case 'p':
+			c->platform = optarg;
+			c->given |= LFS_OPT_PLATFORM;
+			break;
+		case 'w':
+			c->whiteout = optarg;
+			c->given |= LFS_OPT_WHITEOUT;
+			break;
+		case 'j':
+			c->json = true;
+			c->given |= LFS_OPT_JSON;
+			break;
+		case 'u':
+			c->upper = optarg;
+			c->given |= LFS_OPT_UPPER;
+			break;
+		case 'W':
+			c->work = optarg;
+			c->given |= LFS_OPT_WORK;
+			break;
+		case 'P':
+			c->print = true;
+			c->given |= LFS_OPT_PRINT;
+			break;
+		case 't':
+			c->fstype = optarg;
+			c->given |= LFS_OPT_FSTYPE;
+			break;
+		case 'S':
+			c->sync = false;
+			c->given |= LFS_OPT_NOSYNC;
+			break;
+		case 'E':
+		case 'B':
+		case 'L':
+			if (lfs_parse_size(optarg, &v) || !v ||
+			    (opt == 'L' && v >= PATH_MAX))
+				return lfs_usage_error("bad limit \"%s\"",
+						       optarg);
+			if (opt == 'E')
+				c->lim.max_entries = v;
+			else if (opt == 'B')
+				c->lim.max_bytes = v;
+			else
+				c->lim.max_path = v;
+			c->given |= LFS_OPT_LIMITS;
+			break;
+		case 'h':
+			fputs(lfs_usage, stdout);
+			return LFS_EXIT_OK;
+		case 'V':
+			printf("%s %s\n", LFS_PROG, LFS_VERSION);
+			return LFS_EXIT_OK;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", LFS_PROG);
+			return LFS_EXIT_USAGE;
+		}
+	}
+	c->args = argv + optind;
+	c->nargs = argc - optind;
+	if (!c->nargs)
+		return lfs_usage_error("%s", "no command given");
+	return -1;
+}
+
+/* check the positional count and that only @allowed options were given */
+static int lfs_check(const struct lfs_cli *c, int min, int max,
+		     unsigned int allowed)
+{
+	if (c->given & ~(allowed | LFS_OPT_STORE))
+		return lfs_usage_error("an option given does not apply to %s",
+				       c->args[0]);
+	if (c->nargs - 1 < min || c->nargs - 1 > max)
+		return lfs_usage_error("wrong number of arguments to %s",
+				       c->args[0]);
+	return -1;
+}
+
+static void lfs_print_json(json_t *j)
+{
+	json_dumpf(j, stdout, JSON_INDENT(1));
+	putchar('\n');
+}
+
+/* a record from a shared-locked store; Return: exit status, -1 on success */
+static int lfs_open_image(const struct lfs_cli *c, struct lfs_store *st,
+			  json_t **rec)
+{
+	const char *name = c->args[1];
+	int err;
+
+	if (!lfs_valid_image_name(name))
+		return lfs_usage_error("bad image name \"%s\"", name);
+	err = lfs_store_open(st, c->store, false, false);
+	if (err == -ENOENT) {
+		lfs_err("no store at %s", c->store);
+		return LFS_EXIT_FAIL;
+	}
+	if (err)
+		return LFS_EXIT_FAIL;
+	err = lfs_store_read_image(st, name, rec);
+	if (err) {
+		if (err != -LFS_EREFUSED)
+			lfs_err("image %s: %s", name,
+				err == -ENOENT ? "not in the store" :
+						 strerror(-err));
+		lfs_store_close(st);
+		return LFS_EXIT_FAIL;
+	}
+	return -1;
+}
+
+/* default name for pull: the last path element of REF */
+static char *lfs_pull_name(const char *ref)
+{
+	const char *p = strrchr(ref, '/');
+	char *name, *q;
+
+	p = p ? p + 1 : (strchr(ref, ':') ? strchr(ref, ':') + 1 : ref);
+	name = strdup(p);
+	if (!name)
+		return NULL;
+	for (q = name; *q; q++)
+		if (!strchr("._:@+-", *q) &&
+		    !((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+		      (*q >= '0' && *q <= '9')))
+			*q = '_';
+	return name;
+}
+
+static int lfs_cmd_import(struct lfs_cli *c, bool pull)
+{
+	struct lfs_import_opts o = {
+		.platform = c->platform,
+		.lim = c->lim,
+		.sync = c->sync,
+	};
+	char *dir = NULL, *tag = NULL, *defname = NULL;
+	struct lfs_store st;
+	int r, err;
+
+	r = lfs_check(c, 1, 1, LFS_OPTS_IMPORT);
+	if (r >= 0)
+		return r;
+	if (c->whiteout && lfs_whiteout_fmt_parse(c->whiteout, &o.fmt))
+		return lfs_usage_error(
+			"--whiteout is native or chardev, not \"%s\"",
+			c->whiteout);
+	if (!pull && lfs_layout_parse_ref(c->args[1], &dir, &tag))
+		return lfs_usage_error("\"%s\" is not [oci:]DIR:TAG",
+				       c->args[1]);
+	defname = pull ? lfs_pull_name(c->args[1]) : strdup(tag);
+	o.name = c->name ?: defname;
+	r = LFS_EXIT_USAGE;
+	if (!o.name || !lfs_valid_image_name(o.name)) {
+		lfs_usage_error("bad image name \"%s\"; give --name",
+				o.name ?: "");
+		goto out;
+	}
+	r = LFS_EXIT_FAIL;
+	if (lfs_store_open(&st, c->store, true, false))
+		goto out;
+	if (!c->whiteout)
+		o.fmt = st.fmt_known ? st.fmt : LFS_WH_NATIVE;
+	if (st.fmt_known && st.fmt != o.fmt) {
+		lfs_err("store %s holds %s layers; use another store for %s",
+			st.path, lfs_whiteout_fmt_name(st.fmt),
+			lfs_whiteout_fmt_name(o.fmt));
+		r = LFS_EXIT_USAGE;
+	} else {
+		err = pull ? lfs_pull(&st, c->args[1], &o) :
+			     lfs_import(&st, dir, tag, &o);
+		r = lfs_exit_code(err);
+	}
+	lfs_store_close(&st);
+out:
+	free(dir);
+	free(tag);
+	free(defname);
+	return r;
+}
+
+static int lfs_cmd_list(struct lfs_cli *c)
+{
+	struct lfs_store st;
+	json_t *list, *e;
+	size_t i;
+	int r, err;
+
+	r = lfs_check(c, 0, 0, LFS_OPT_JSON);
+	if (r >= 0)
+		return r;
+	err = lfs_store_open(&st, c->store, false, false);
+	if (err == -ENOENT) {
+		list = json_array();
+	} else if (err) {
+		return LFS_EXIT_FAIL;
+	} else {
+		err = lfs_store_list(&st, &list);
+		lfs_store_close(&st);
+		if (err)
+			return lfs_exit_code(err);
+	}
+	if (c->json) {
+		lfs_print_json(list);
+	} else {
+		json_array_foreach(list, i, e) printf(
+			"%s\t%lld\t%s\n",
+			json_string_value(json_object_get(e, "name")),
+			(long long)json_integer_value(
+				json_object_get(e, "layers")),
+			json_string_value(json_object_get(e, "manifest_digest")) ?:
+				"-");
+	}
+	json_decref(list);
+	return LFS_EXIT_OK;
+}
+
+static int lfs_cmd_layers(struct lfs_cli *c)
+{
+	struct lfs_store st;
+	json_t *rec, *l;
+	char **dirs;
+	size_t n, i;
+	int r, err;
+
+	r = lfs_check(c, 1, 1, LFS_OPT_JSON);
+	if (r >= 0)
+		return r;
+	r = lfs_open_image(c, &st, &rec);
+	if (r >= 0)
+		return r;
+	err = lfs_store_image_layer_dirs(&st, rec, &dirs, &n);
+	if (!err) {
+		if (c->json) {
+			json_t *out = json_array();
+
+			json_array_foreach(json_object_get(rec, "layers"), i, l)
+			{
+				json_t *o = json_deep_copy(l);
+
+				json_object_set_new(o, "dir",
+						    json_string(dirs[i]));
+				json_array_append_new(out, o);
+			}
+			lfs_print_json(out);
+			json_decref(out);
+		} else {
+			for (i = 0; i < n; i++)
+				printf("%s\n", dirs[i]);
+		}
+		for (i = 0; i < n; i++)
+			free(dirs[i]);
+		free(dirs);
+	}
+	json_decref(rec);
+	lfs_store_close(&st);
+	return lfs_exit_code(err);
+}
+
+static int lfs_cmd_config(struct lfs_cli *c)
+{
+	struct lfs_store st;
+	json_t *rec;
+	int r;
+
+	r = lfs_check(c, 1, 1, 0);
+	if (r >= 0)
+		return r;
+	r = lfs_open_image(c, &st, &rec);
+	if (r >= 0)
+		return r;
+	lfs_print_json(json_object_get(rec, "config"));
+	json_decref(rec);
+	lfs_store_close(&st);
+	return LFS_EXIT_OK;
+}
+
+static int lfs_cmd_rm(struct lfs_cli *c)
+{
+	struct lfs_store st;
+	int r, err;
+
+	r = lfs_check(c, 1, 1, 0);
+	if (r >= 0)
+		return r;
+	if (!lfs_valid_image_name(c->args[1]))
+		return lfs_usage_error("bad image name \"%s\"", c->args[1]);
+	if (lfs_store_open(&st, c->store, false, false))
+		return LFS_EXIT_FAIL;
+	err = lfs_store_rm_image(&st, c->args[1]);
+	if (err)
+		lfs_err("image %s: %s", c->args[1],
+			err == -ENOENT ? "not in the store" : strerror(-err));
+	lfs_store_close(&st);
+	return lfs_exit_code(err);
+}
+
+static int lfs_cmd_gc(struct lfs_cli *c)
+{
+	unsigned int removed = 0;
+	struct lfs_store st;
+	int r, err;
+
+	r = lfs_check(c, 0, 0, 0);
+	if (r >= 0)
+		return r;
+	err = lfs_store_open(&st, c->store, false, true);
+	if (err == -ENOENT)
+		return LFS_EXIT_OK;
+	if (err)
+		return LFS_EXIT_FAIL;
+	err = lfs_store_gc(&st, &removed);
+	if (err)
+		lfs_err("gc %s: %s", st.path, strerror(-err));
+	else if (isatty(STDERR_FILENO))
+		fprintf(stderr, "%s: removed %u\n", LFS_PROG, removed);
+	lfs_store_close(&st);
+	return lfs_exit_code(err);
+}
+
+/* drop a layer that appears again lower down: the upper copy shadows it */
+static size_t lfs_dedupe(char **dirs, size_t n)
+{
+	size_t i, j, k = 0;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < k && strcmp(dirs[j], dirs[i]); j++)
+			;
+		if (j < k)
+			free(dirs[i]);
+		else
+			dirs[k++] = dirs[i];
+	}
+	return k;
+}
+
+static int lfs_cmd_mount(struct lfs_cli *c)
+{
+	struct lfs_mount_opts o = {
+		.fstype = c->fstype,
+		.upper = c->upper,
+		.work = c->work,
+		.print_only = c->print,
+	};
+	struct lfs_store st;
+	json_t *rec;
+	char **dirs;
+	size_t n, i;
+	int r, err;
+
+	r = lfs_check(c, c->print ? 1 : 2, c->print ? 2 : 2,
+		      LFS_OPT_UPPER | LFS_OPT_WORK | LFS_OPT_PRINT |
+			      LFS_OPT_FSTYPE);
+	if (r >= 0)
+		return r;
+	if (c->work && !c->upper)
+		return lfs_usage_error("%s", "--work needs --upper");
+	if (strcmp(c->fstype, "layerfs") && strcmp(c->fstype, "overlay"))
+		return lfs_usage_error(
+			"--fstype is layerfs or overlay, not \"%s\"",
+			c->fstype);
+	r = lfs_open_image(c, &st, &rec);
+	if (r >= 0)
+		return r;
+	r = LFS_EXIT_USAGE;
+	if (!strcmp(c->fstype, "overlay") && st.fmt != LFS_WH_CHARDEV) {
+		lfs_err("store %s holds native whiteouts, which overlay does not read; import with --whiteout=chardev into another store",
+			st.path);
+		goto out;
+	}
+	err = lfs_store_image_layer_dirs(&st, rec, &dirs, &n);
+	if (!err) {
+		n = lfs_dedupe(dirs, n);
+		err = lfs_mount_image(dirs, n, c->args[2], &o);
+		for (i = 0; i < n; i++)
+			free(dirs[i]);
+		free(dirs);
+	}
+	r = lfs_exit_code(err);
+out:
+	json_decref(rec);
+	lfs_store_close(&st);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct lfs_cli c = {};
+	struct rlimit rl;
+	const char *cmd;
+	int r;
+
+	/* PAX names are UTF-8; let libarchive hand them over unchanged */
+	setlocale(LC_CTYPE, "C.UTF-8");
+	/* removing a deep tree keeps one fd per level */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	r = lfs_parse(argc, argv, &c);
+	if (r >= 0)
+		return r;
+	cmd = c.args[0];
+	if (!strcmp(cmd, "import"))
+		r = lfs_cmd_import(&c, false);
+	else if (!strcmp(cmd, "pull"))
+		r = lfs_cmd_import(&c, true);
+	else if (!strcmp(cmd, "list"))
+		r = lfs_cmd_list(&c);
+	else if (!strcmp(cmd, "layers"))
+		r = lfs_cmd_layers(&c);
+	else if (!strcmp(cmd, "config"))
+		r = lfs_cmd_config(&c);
+	else if (!strcmp(cmd, "rm"))
+		r = lfs_cmd_rm(&c);
+	else if (!strcmp(cmd, "gc"))
+		r = lfs_cmd_gc(&c);
+	else if (!strcmp(cmd, "mount"))
+		r = lfs_cmd_mount(&c);
+	else
+		r = lfs_usage_error("unknown command \"%s\"", cmd);
+	if (fflush(stdout) && r == LFS_EXIT_OK)
+		r = LFS_EXIT_FAIL;
+	return r;
+}

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * import and pull: layout -> verified layers in the store -> image record.
+ *
+ * Per layer: if layers/HEX exists, it is reused. Else the blob's size and
+ * digest are checked against the manifest before anything is decompressed;
+ * it is extracted into a fresh tmp/ directory, whose diff_id is checked
+ * against the config; the directory is synced and renamed into layers/.
+ * Any failure removes the temporary directory, so nothing of a refused
+ * layer is kept. The record is written last, when every layer is in place.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "oci2ovl.h"
+
+extern char **environ;
+
+static int lfs_import_layer(struct lfs_store *st, int layoutfd,
+			    const struct lfs_layer_desc *l,
+			    const struct lfs_import_opts *o,
+			    struct lfs_progress *prog)
+{
+	struct lfs_extract_opts xo = {
+		.lim = o->lim,
+		.fmt = st->fmt,
+		.layer_name = l->digest,
+		.diff_id = l->diff_id,
+		.comp = l->comp,
+		.progress = prog,
+	};
+	char *tmp = NULL;
+	int blobfd, rootfd, err;
+
+	blobfd = lfs_layout_open_blob(layoutfd, l->digest);
+	if (blobfd < 0) {
+		lfs_err("layer %s: cannot open blob: %s", l->digest,
+			strerror(-blobfd));
+		return blobfd;
+	}
+	err = lfs_verify_blob_fd(blobfd, l->digest, l->digest, l->size);
+	if (err)
+		goto out_blob;
+	err = lfs_store_mktemp(st, l->diff_id + 7, &tmp);
+	if (err)
+		goto out_blob;
+	rootfd = openat(st->dirfd, tmp,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rootfd < 0) {
+		err = -errno;
+		goto out_rm;
+	}
+	err = lfs_extract_layer(blobfd, rootfd, &xo);
+	if (!err && o->sync && syncfs(rootfd))
+		err = -errno;
+	close(rootfd);
+	if (!err)
+		err = lfs_store_commit_layer(st, tmp, l->diff_id);
+	if (!err)
+		goto out_free;
+out_rm:
+	lfs_rm_tree_at(st->dirfd, tmp);
+out_free:
+	free(tmp);
+out_blob:
+	close(blobfd);
+	return err;
+}
+
+/**
+ * lfs_import() - import image @tag of the layout @layout_dir as @o->name
+ *
+ * Caller holds the store lock shared.
+ *
+ * Return: 0, -LFS_EREFUSED (message printed), or -errno.
+ */
+int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
+	       const struct lfs_import_opts *o)
+{
+	struct lfs_progress prog = { .enabled = isatty(STDERR_FILENO) };
+	struct lfs_image img;
+	size_t i;
+	int layoutfd, err;
+
+	err = lfs_layout_resolve(layout_dir, tag, o->platform, &img);
+	if (err)
+		goto out;
+	err = lfs_store_set_format(st, o->fmt);
+	if (err) {
+		lfs_err("store %s holds %s layers; use another store for %s",
+			st->path, lfs_whiteout_fmt_name(st->fmt),
+			lfs_whiteout_fmt_name(o->fmt));
+		goto out;
+	}
+	layoutfd = open(layout_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (layoutfd < 0) {
+		err = -errno;
+		goto out;
+	}
+	prog.count = img.nlayers;
+	for (i = 0; i < img.nlayers && !err; i++) {
+		const struct lfs_layer_desc *l = &img.layers[i];
+
+		prog.index = i + 1;
+		prog.total = l->size;
+		prog.done = 0;
+		if (lfs_store_has_layer(st, l->diff_id)) {
+			if (prog.enabled)
+				fprintf(stderr,
+					"%s: layer %zu/%zu %.19s: in the store\n",
+					LFS_PROG, i + 1, img.nlayers,
+					l->digest);
+			continue;
+		}
+		err = lfs_import_layer(st, layoutfd, l, o, &prog);
+	}
+	close(layoutfd);
+	if (!err)
+		err = lfs_store_write_image(st, o->name, &img);
+	if (err && err != -LFS_EREFUSED)
+		lfs_err("import %s:%s: %s", layout_dir, tag, strerror(-err));
+out:
+	lfs_image_release(&img);
+	return err;
+}
+
+/* run argv, wait; 0 when it exits 0 */
+static int lfs_run(char *const argv[])
+{
+	pid_t pid;
+	int st, err;
+
+	err = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+	if (err) {
+		lfs_err("cannot run %s: %s", argv[0], strerror(err));
+		return -err;
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		lfs_err("%s failed (status %d)", argv[0],
+			WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		return -EIO;
+	}
+	return 0;
+}
+
+/**
+ * lfs_pull() - skopeo copy @ref into a temporary layout, then import it
+ *
+ * Caller holds the store lock shared, so gc leaves the layout alone.
+ */
+int lfs_pull(struct lfs_store *st, const char *ref,
+	     const struct lfs_import_opts *o)
+{
+	char *tmp, *dir = NULL, *dest = NULL;
+	int err;
+
+	err = lfs_store_mktemp(st, "pull", &tmp);
+	if (err)
+		return err;
+	err = -ENOMEM;
+	if (asprintf(&dir, "%s/%s", st->path, tmp) < 0) {
+		dir = NULL;
+		goto out;
+	}
+	if (asprintf(&dest, "oci:%s:latest", dir) < 0) {
+		dest = NULL;
+		goto out;
+	}
+	{
+		char *argv[] = { "skopeo",    "copy", "--quiet",
+				 (char *)ref, dest,   NULL };
+
+		if (isatty(STDERR_FILENO))
+			argv[2] = "--retry-times=1";
+		err = lfs_run(argv);
+	}
+	if (!err)
+		err = lfs_import(st, dir, "latest", o);
+out:
+	lfs_rm_tree_at(st->dirfd, tmp);
+	free(dest);
+	free(dir);
+	free(tmp);
+	return err;
+}

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * oci2ovl: OCI image layers to layerfs/overlay layer directories.
+ *
+ * Conventions: helpers return 0 (or a count) on success and -errno on
+ * failure. -EBADMSG is reserved for "the input breaks a rule" (a
+ * verification failure or a hostile entry); the message naming the layer,
+ * the entry and the rule has then already been printed. Only main() exits.
+ */
+#ifndef OCI2OVL_H
+#define OCI2OVL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#define LFS_PROG "oci2ovl"
+#define LFS_VERSION "0.1"
+
+/* exit statuses, see docs/oci2ovl.1 */
+#define LFS_EXIT_OK 0
+#define LFS_EXIT_FAIL 1
+#define LFS_EXIT_USAGE 2
+#define LFS_EXIT_REFUSED 3
+
+/* the errno that means "refused: the input breaks a rule" */
+#define LFS_EREFUSED EBADMSG
+
+#define LFS_DEFAULT_STORE "/var/lib/oci2ovl"
+#define LFS_DEFAULT_PLATFORM "linux/amd64"
+/* JSON documents (index, manifest, config) larger than this are refused */
+#define LFS_MAX_JSON (4u << 20)
+/* nested image indexes deeper than this are refused */
+#define LFS_MAX_INDEX_DEPTH 4
+
+#define LFS_SHA256_HEX 64
+/* "sha256:" + 64 hex digits */
+#define LFS_DIGEST_LEN (7 + LFS_SHA256_HEX)
+
+/* limits on one layer's contents, set by --max-* */
+struct lfs_limits {
+	uint64_t max_entries; /* tar entries per layer */
+	uint64_t max_bytes; /* decompressed tar stream bytes per layer */
+	uint64_t max_path; /* bytes of a normalised entry path */
+};
+
+/* how whiteouts and opaque directories are written */
+enum lfs_whiteout_fmt {
+	LFS_WH_NATIVE, /* symlink to LFS_WHITEOUT_TARGET + xattr */
+	LFS_WH_CHARDEV, /* 0/0 character device (kernel overlay) */
+};
+
+/* what a tar entry name means under the OCI whiteout rules */
+enum lfs_wh_kind {
+	LFS_WH_KIND_NONE, /* an ordinary entry */
+	LFS_WH_KIND_FILE, /* .wh.NAME: hide NAME of lower layers */
+	LFS_WH_KIND_OPAQUE, /* .wh..wh..opq: hide the lower directory */
+};
+
+/* compression of a layer blob, from its media type */
+enum lfs_compression {
+	LFS_COMP_NONE,
+	LFS_COMP_GZIP,
+	LFS_COMP_ZSTD,
+};
+
+/* one layer of an image, as the manifest and config describe it */
+struct lfs_layer_desc {
+	char digest[LFS_DIGEST_LEN + 1]; /* blob digest */
+	char diff_id[LFS_DIGEST_LEN + 1]; /* digest of the tar */
+	char *media_type; /* owned */
+	uint64_t size; /* blob size */
+	enum lfs_compression comp;
+};
+
+/* an image resolved from a layout: manifest, config and layers */
+struct lfs_image {
+	char manifest_digest[LFS_DIGEST_LEN + 1];
+	char config_digest[LFS_DIGEST_LEN + 1];
+	json_t *config; /* parsed config (owned reference) */
+	size_t nlayers;
+	struct lfs_layer_desc *layers; /* bottom layer first, as in OCI */
+};
+
+/* util.c */
+void lfs_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void lfs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int lfs_refuse(const char *layer, const char *entry, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+char *lfs_escape_name(const char *s, char *buf, size_t len);
+int lfs_parse_size(const char *s, uint64_t *out);
+bool lfs_valid_image_name(const char *name);
+int lfs_rm_tree_at(int dirfd, const char *name);
+int lfs_read_file_at(int dirfd, const char *path, size_t max, char **buf,
+		     size_t *len);
+int lfs_write_file_atomic(int dirfd, const char *name, const char *data,
+			  size_t len);
+int lfs_openat2(int dirfd, const char *path, int flags, mode_t mode);
+int lfs_setxattr_at(int dirfd, const char *name, const char *key,
+		    const void *val, size_t len);
+char *lfs_shell_quote(const char *s);
+
+/* digest.c */
+struct lfs_sha256;
+struct lfs_sha256 *lfs_sha256_new(void);
+int lfs_sha256_update(struct lfs_sha256 *h, const void *buf, size_t len);
+void lfs_sha256_final(struct lfs_sha256 *h, char out[LFS_DIGEST_LEN + 1]);
+void lfs_sha256_free(struct lfs_sha256 *h);
+bool lfs_digest_valid(const char *digest);
+int lfs_digest_buf(const void *buf, size_t len, char out[LFS_DIGEST_LEN + 1]);
+int lfs_verify_blob_fd(int fd, const char *what, const char *digest,
+		       uint64_t size);
+
+/* path.c */
+int lfs_path_normalize(const char *in, const struct lfs_limits *lim, char **out,
+		       const char **rule);
+
+/* whiteout.c */
+int lfs_whiteout_classify(const char *path, char **target, const char **rule);
+bool lfs_xattr_is_overlay(const char *name);
+int lfs_make_whiteout(int dirfd, const char *name, enum lfs_whiteout_fmt fmt);
+int lfs_make_opaque(int dirfd, const char *name, enum lfs_whiteout_fmt fmt);
+int lfs_whiteout_fmt_parse(const char *s, enum lfs_whiteout_fmt *fmt);
+const char *lfs_whiteout_fmt_name(enum lfs_whiteout_fmt fmt);
+
+/* pathset.c: the entries one layer has made so far */
+enum lfs_node_kind {
+	LFS_NODE_IMPLICIT_DIR, /* a parent no entry named (yet) */
+	LFS_NODE_DIR, /* a directory entry */
+	LFS_NODE_FILE, /* regular file, device, fifo */
+	LFS_NODE_SYMLINK,
+	LFS_NODE_WHITEOUT, /* a whiteout this layer wrote */
+};
+
+struct lfs_pathset;
+struct lfs_pathset *lfs_pathset_new(void);
+void lfs_pathset_free(struct lfs_pathset *set);
+int lfs_pathset_lookup(const struct lfs_pathset *set, const char *path);
+int lfs_pathset_set(struct lfs_pathset *set, const char *path,
+		    enum lfs_node_kind kind);
+size_t lfs_pathset_count(const struct lfs_pathset *set);
+
+/* extract.c */
+struct lfs_progress {
+	unsigned int index; /* 1-based layer number */
+	unsigned int count; /* layers to unpack */
+	uint64_t total; /* blob bytes */
+	uint64_t done; /* blob bytes read */
+	bool enabled; /* stderr is a terminal */
+};
+
+struct lfs_extract_opts {
+	struct lfs_limits lim;
+	enum lfs_whiteout_fmt fmt;
+	const char *layer_name; /* for messages: the blob digest */
+	const char *diff_id; /* expected, NULL: not checked */
+	enum lfs_compression comp;
+	struct lfs_progress *progress; /* NULL: none */
+};
+
+int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o);
+
+/* layout.c */
+int lfs_layout_parse_ref(const char *ref, char **dir, char **tag);
+int lfs_layout_open_blob(int dirfd, const char *digest);
+int lfs_layout_resolve(const char *dir, const char *tag, const char *platform,
+		       struct lfs_image *img);
+void lfs_image_release(struct lfs_image *img);
+int lfs_media_type_compression(const char *mt, enum lfs_compression *comp);
+int lfs_json_parse(const char *what, const char *buf, size_t len, json_t **out);
+
+/* store.c */
+struct lfs_store {
+	char *path; /* the store directory */
+	int dirfd; /* open on it */
+	int lockfd; /* the lock file, flock()ed */
+	enum lfs_whiteout_fmt fmt;
+	bool fmt_known; /* a layer format was recorded */
+};
+
+int lfs_store_open(struct lfs_store *st, const char *path, bool create,
+		   bool exclusive);
+void lfs_store_close(struct lfs_store *st);
+int lfs_store_set_format(struct lfs_store *st, enum lfs_whiteout_fmt fmt);
+int lfs_store_layer_dir(const struct lfs_store *st, const char *diff_id,
+			char **out);
+bool lfs_store_has_layer(const struct lfs_store *st, const char *diff_id);
+int lfs_store_commit_layer(struct lfs_store *st, const char *tmpname,
+			   const char *diff_id);
+int lfs_store_mktemp(struct lfs_store *st, const char *prefix, char **name);
+int lfs_store_write_image(struct lfs_store *st, const char *name,
+			  const struct lfs_image *img);
+int lfs_store_read_image(struct lfs_store *st, const char *name, json_t **out);
+int lfs_store_image_layer_dirs(struct lfs_store *st, json_t *rec, char ***dirs,
+			       size_t *n);
+int lfs_store_list(struct lfs_store *st, json_t **out);
+int lfs_store_rm_image(struct lfs_store *st, const char *name);
+int lfs_store_gc(struct lfs_store *st, unsigned int *removed);
+
+/* import.c */
+struct lfs_import_opts {
+	const char *name; /* image name in the store */
+	const char *platform; /* os/arch[/variant] */
+	struct lfs_limits lim;
+	enum lfs_whiteout_fmt fmt;
+	bool sync; /* syncfs() before committing */
+};
+
+int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
+	       const struct lfs_import_opts *o);
+int lfs_pull(struct lfs_store *st, const char *ref,
+	     const struct lfs_import_opts *o);
+
+/* mount.c */
+struct lfs_mount_opts {
+	const char *fstype; /* "layerfs" or "overlay" */
+	const char *upper; /* NULL: read-only */
+	const char *work; /* NULL: default next to upper */
+	bool print_only; /* --print */
+};
+
+char *lfs_lowerdir_string(char *const *dirs, size_t n);
+char *lfs_escape_option(const char *s);
+int lfs_mount_image(char *const *dirs, size_t n, const char *target,
+		    const struct lfs_mount_opts *o);
+
+#endif /* OCI2OVL_H */

@@ -15,14 +15,18 @@
 /* flags that made sense for the layerfs open but not for the real one */
 #define LFS_OPEN_STRIP	(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC)
 
+/*
+ * The real inode comes from the layerfs inode, not from the file's dentry:
+ * when layerfs is stacked on layerfs, the lower one is opened with the
+ * upper one's path.
+ */
 static struct file *lfs_open_real(struct file *file)
 {
-	struct dentry *dentry = file_dentry(file);
 	struct inode *inode = file_inode(file);
 	struct lfs_inode *li = LFS_I(inode);
 	int flags = (file->f_flags & ~LFS_OPEN_STRIP) | O_NOATIME;
 	struct user_namespace *real_userns = mnt_user_ns(li->layer->mnt);
-	struct inode *real = d_inode(lfs_top_dentry(dentry));
+	struct inode *real = li->real;
 	const struct cred *old_cred;
 	struct file *realfile;
 	int acc_mode = ACC_MODE(flags);

@@ -236,6 +236,22 @@ static int cmd_fileops(int argc, char **argv)
 	if (hash_fd_read(fd, st.st_size) != h_read)
 		fail("pread differs from read%s%s", "", "");
 
+	/*
+	 * the data/hole map, for comparison with the real file; before the
+	 * mmap reads, which fill tmpfs holes
+	 */
+	printf("map");
+	for (off = 0; off < st.st_size;) {
+		off_t data = lseek(fd, off, SEEK_DATA), hole;
+
+		if (data < 0)
+			break;
+		hole = lseek(fd, data, SEEK_HOLE);
+		printf(" %lld-%lld", (long long)data, (long long)hole);
+		off = hole;
+	}
+	printf("\n");
+
 	if (st.st_size) {
 		map = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 		if (map == MAP_FAILED)
@@ -315,18 +331,6 @@ static int cmd_fileops(int argc, char **argv)
 	    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
 		fail("fadvise failed%s%s", "", "");
 
-	/* the data/hole map, for comparison with the real file */
-	printf("map");
-	for (off = 0; off < st.st_size;) {
-		off_t data = lseek(fd, off, SEEK_DATA), hole;
-
-		if (data < 0)
-			break;
-		hole = lseek(fd, data, SEEK_HOLE);
-		printf(" %lld-%lld", (long long)data, (long long)hole);
-		off = hole;
-	}
-	printf("\n");
 	if (lseek(fd, 0, SEEK_END) != st.st_size)
 		fail("SEEK_END is not the size%s%s", "", "");
 	close(fd);

@@ -16,6 +16,8 @@ teardown() {
 H bot/sparse 8388608
 f bot/small hello
 f bot/empty'
+		# written back, so SEEK_DATA sees extents, not delayed allocation
+		sync -f "$WORK"
 		lfs_mount_layers "$WORK/mnt" "$WORK/top" "$WORK/bot"
 		# copying out to another filesystem: as from the layer itself
 		for f in top/big bot/sparse bot/small bot/empty; do
@@ -25,7 +27,7 @@ f bot/empty'
 		# the hole survives: the map is not one extent
 		run "$PROBE" fileops "$WORK/mnt/sparse"
 		echo "$output"
-		[ "${lines[2]}" = "map 0-4096 8384512-8388608" ]
+		[ "${lines[1]}" = "map 0-4096 8384512-8388608" ]
 		# and cp, which falls back from copy_file_range, copies it out
 		cp "$WORK/mnt/big" "${other[$fs]}/lfs-cp-$fs"
 		cmp "$WORK/top/big" "${other[$fs]}/lfs-cp-$fs"

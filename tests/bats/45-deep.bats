@@ -8,31 +8,37 @@ teardown() {
 	lfs_cleanup
 }
 
-# deep_spec N: layers L0 (top) .. L(N-1); every layer adds a file to the
-# shared directory "all" and its own directory; every 7th layer whites out
-# the file of the layer below it; every 50th makes "all/sub" opaque.
+# deep_spec N: layers L0 (top) .. L(N-1).  Layer i adds a file to one of
+# ten shared directories (d0..d9); every 10th layer also adds to "all",
+# and its "all/sub"; every 70th whites out the file of the 10th layer
+# below it in "all"; every 500th from the 250th makes "all/sub" opaque.
 deep_spec() {
 	local n=$1 i
 	for ((i = 0; i < n; i++)); do
-		echo "f L$i/all/f$i $i"
-		echo "f L$i/own$i/x $i"
-		echo "f L$i/all/sub/s$i $i"
-		((i % 7 == 0 && i + 1 < n)) && echo "w L$i/all/f$((i + 1))"
-		((i % 50 == 49)) && echo "o L$i/all/sub"
+		echo "f L$i/d$((i % 10))/f$i $i"
+		if ((i % 10 == 0)); then
+			echo "f L$i/all/f$i $i"
+			echo "f L$i/all/sub/s$i $i"
+		fi
+		if ((i % 70 == 0 && i + 10 < n)); then
+			echo "w L$i/all/f$((i + 10))"
+		fi
+		if ((i % 500 == 250)); then
+			echo "o L$i/all/sub"
+		fi
 	done
 	return 0
 }
 
 # deep_expected N: the flattened tree of deep_spec N.
 deep_expected() {
-	local n=$1 i opaque_at=$n
+	local n=$1 i
 	for ((i = 0; i < n; i++)); do
-		((i % 50 == 49)) && { opaque_at=$i; break; }
-	done
-	for ((i = 0; i < n; i++)); do
-		((i > 0 && (i - 1) % 7 == 0)) || echo "f all/f$i $i"
-		echo "f own$i/x $i"
-		((i <= opaque_at)) && echo "f all/sub/s$i $i"
+		echo "f d$((i % 10))/f$i $i"
+		if ((i % 10 == 0)); then
+			((i >= 10 && (i - 10) % 70 == 0)) || echo "f all/f$i $i"
+			((i <= 250)) && echo "f all/sub/s$i $i"
+		fi
 	done
 	return 0
 }

@@ -45,7 +45,11 @@ random_layers() {
 			mkdir -p "$WORK"/L{0..9} "$WORK/ovl"
 			mount -t overlay none "$WORK/ovl" -o "lowerdir=$layers"
 			mount -t layerfs none "$WORK/mnt" -o "lowerdir=$layers"
-			diff -u <("$PROBE" dump "$WORK/ovl") <("$PROBE" dump "$WORK/mnt")
+			# overlay lists whiteouts in a directory that only one
+			# layer holds (it passes such a readdir through), though
+			# lookup hides them; layerfs hides them in both
+			diff -u <("$PROBE" dump "$WORK/ovl" | grep -v '^FAIL lstat .*: No such file') \
+				<("$PROBE" dump "$WORK/mnt")
 			umount "$WORK/ovl" "$WORK/mnt"
 		done
 	done

@@ -155,7 +155,8 @@ bool lfs_is_private_xattr(const char *name);
 
 /* util.c */
 __printf(2, 3) void lfs_err(struct fs_context *fc, const char *fmt, ...);
-__printf(2, 3) int lfs_inval(struct fs_context *fc, const char *fmt, ...);
+/* lfs_err() for an invalid configuration; evaluates to -EINVAL */
+#define lfs_inval(fc, fmt, ...)	({ lfs_err(fc, fmt, ##__VA_ARGS__); -EINVAL; })
 const struct cred *lfs_override_creds(struct super_block *sb);
 struct lfs_entry *lfs_entry_alloc(unsigned int nr);
 void lfs_entry_free(struct lfs_entry *e);

@@ -34,25 +34,6 @@ void lfs_err(struct fs_context *fc, const char *fmt, ...)
 }
 
 /**
- * lfs_inval - lfs_err() for an invalid configuration
- * @fc: the mount context
- * @fmt: printf format of the message
- *
- * Return: -EINVAL.
- */
-int lfs_inval(struct fs_context *fc, const char *fmt, ...)
-{
-	struct va_format vaf = { .fmt = fmt };
-	va_list args;
-
-	va_start(args, fmt);
-	vaf.va = &args;
-	lfs_verr(fc, &vaf);
-	va_end(args);
-	return -EINVAL;
-}
-
-/**
  * lfs_override_creds - act on real objects as the mounter
  * @sb: the layerfs superblock
  *

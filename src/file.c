@@ -23,10 +23,9 @@
 static struct file *lfs_open_real(struct file *file)
 {
 	struct inode *inode = file_inode(file);
-	struct lfs_inode *li = LFS_I(inode);
 	int flags = (file->f_flags & ~LFS_OPEN_STRIP) | O_NOATIME;
-	struct user_namespace *real_userns = mnt_user_ns(li->layer->mnt);
-	struct inode *real = li->real;
+	struct user_namespace *real_userns = mnt_user_ns(lfs_real_layer(inode)->mnt);
+	struct inode *real = lfs_real_inode(inode);
 	const struct cred *old_cred;
 	struct file *realfile;
 	int acc_mode = ACC_MODE(flags);
@@ -49,10 +48,38 @@ static struct file *lfs_open_real(struct file *file)
 	return realfile;
 }
 
+/* Opening a lower file for writing, or to truncate it, copies it up. */
+static int lfs_open_copy_up(struct file *file)
+{
+	struct dentry *dentry = file->f_path.dentry;
+	unsigned int flags = 0;
+	int err;
+
+	if (!(file->f_mode & FMODE_WRITE) && !(file->f_flags & O_TRUNC))
+		return 0;
+	if (lfs_upper(dentry))
+		return 0;
+	/* a layerfs used as a lower layer is only ever read */
+	if (WARN_ON_ONCE(dentry->d_sb != file_inode(file)->i_sb))
+		return -EROFS;
+	if (file->f_flags & O_TRUNC)
+		flags |= LFS_CU_NODATA;
+	err = lfs_want_write(dentry);
+	if (err)
+		return err;
+	err = lfs_copy_up_flags(dentry, flags);
+	lfs_drop_write(dentry);
+	return err;
+}
+
 static int lfs_open(struct inode *inode, struct file *file)
 {
 	struct file *realfile;
+	int err;
 
+	err = lfs_open_copy_up(file);
+	if (err)
+		return err;
 	realfile = lfs_open_real(file);
 	if (IS_ERR(realfile))
 		return PTR_ERR(realfile);
@@ -108,6 +135,61 @@ static ssize_t lfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	ret = vfs_iter_read(realfile, iter, &iocb->ki_pos,
 			    lfs_iocb_to_rwf(iocb->ki_flags));
 	revert_creds(old_cred);
+	return ret;
+}
+
+/*
+ * Writes go to the real file of the upper layer.  The caller's rights
+ * decide what a write clears (set-id bits, capabilities), as on any
+ * filesystem: file_remove_privs() on the layerfs file, which reaches the
+ * upper object through lfs_setattr().
+ */
+static ssize_t lfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct file *file = iocb->ki_filp;
+	struct file *realfile = lfs_real_file(file);
+	struct inode *inode = file_inode(file);
+	const struct cred *old_cred;
+	ssize_t ret;
+
+	if (!iov_iter_count(iter))
+		return 0;
+	if ((iocb->ki_flags & IOCB_DIRECT) &&
+	    !(realfile->f_mode & FMODE_CAN_ODIRECT))
+		return -EINVAL;
+
+	inode_lock(inode);
+	ret = file_remove_privs(file);
+	if (ret)
+		goto out_unlock;
+	old_cred = lfs_override_creds(inode->i_sb);
+	file_start_write(realfile);
+	ret = vfs_iter_write(realfile, iter, &iocb->ki_pos,
+			     lfs_iocb_to_rwf(iocb->ki_flags));
+	file_end_write(realfile);
+	revert_creds(old_cred);
+	lfs_copy_attr(inode, file_inode(realfile));
+out_unlock:
+	inode_unlock(inode);
+	return ret;
+}
+
+static long lfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
+{
+	struct file *realfile = lfs_real_file(file);
+	struct inode *inode = file_inode(file);
+	const struct cred *old_cred;
+	long ret;
+
+	inode_lock(inode);
+	ret = file_remove_privs(file);
+	if (!ret) {
+		old_cred = lfs_override_creds(inode->i_sb);
+		ret = vfs_fallocate(realfile, mode, offset, len);
+		revert_creds(old_cred);
+		lfs_copy_attr(inode, file_inode(realfile));
+	}
+	inode_unlock(inode);
 	return ret;
 }
 
@@ -188,6 +270,9 @@ const struct file_operations lfs_file_operations = {
 	.release	= lfs_release,
 	.llseek		= lfs_llseek,
 	.read_iter	= lfs_read_iter,
+	.write_iter	= lfs_write_iter,
+	.fallocate	= lfs_fallocate,
+	.splice_write	= iter_file_splice_write,
 	.mmap		= lfs_mmap,
 	.fadvise	= lfs_fadvise,
 	.fsync		= lfs_fsync,

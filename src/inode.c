@@ -7,14 +7,17 @@
  * stay one inode here; directories are not shared, since what a merged
  * directory holds depends on where it stands.
  *
- * Inode numbers: the real inode number of the top-most object, with the
- * index of its filesystem in the top bits when the layers span several
- * filesystems (see lfs_ino()).  readdir reports the same numbers.
+ * Inode numbers: the real inode number of the lower original (kept in
+ * the origin marker once copied up), or of the upper object for what was
+ * made there, with the index of its filesystem in the top bits when the
+ * layers span several filesystems (see lfs_ino()).  readdir reports the
+ * same numbers.
  *
  * Permission model: the caller is checked against the layerfs inode (the
  * real object's owner, mode and ACLs), and the mounter against the real
  * inode, whose access then happens with the mounter's credentials.
- * Nobody gets through layerfs what the real object would refuse them.
+ * Nobody gets through layerfs what the real object would refuse them;
+ * writes to a lower object go to its copy in the upper layer.
  */
 #define pr_fmt(fmt) "layerfs: " fmt
 
@@ -43,8 +46,12 @@ static void lfs_lockdep_annotate(struct inode *inode)
 		lockdep_set_class(&inode->i_rwsem, &lfs_i_mutex_key[depth]);
 }
 
-/* Copy what stat and permission checks read from the real inode. */
-static void lfs_copy_attr(struct inode *inode, const struct inode *real)
+/**
+ * lfs_copy_attr - copy what stat and permission checks read
+ * @inode: the layerfs inode
+ * @real: the real inode behind it
+ */
+void lfs_copy_attr(struct inode *inode, const struct inode *real)
 {
 	inode->i_uid = real->i_uid;
 	inode->i_gid = real->i_gid;
@@ -60,15 +67,53 @@ static const struct address_space_operations lfs_aops = {
 	.direct_IO	= noop_direct_IO,
 };
 
-static void lfs_inode_init(struct inode *inode, struct lfs_entry *e)
+/**
+ * lfs_inode_set_upper - give an inode its upper object
+ * @inode: the layerfs inode
+ * @upper: an upper dentry of the object (the caller keeps its reference)
+ *
+ * Set once: a later call (another name of the same copy) changes nothing.
+ */
+void lfs_inode_set_upper(struct inode *inode, struct dentry *upper)
 {
 	struct lfs_inode *li = LFS_I(inode);
-	struct inode *real = d_inode(e->real[0].dentry);
 
-	li->real = real;
-	ihold(real);
-	li->layer = e->real[0].layer;
-	inode->i_ino = lfs_ino(LFS_SB(inode->i_sb), li->layer, real->i_ino);
+	spin_lock(&inode->i_lock);
+	if (!li->upper) {
+		/* publish a complete dentry; pairs with lfs_i_upper() */
+		smp_store_release(&li->upper, dget(upper));
+	}
+	spin_unlock(&inode->i_lock);
+	lfs_copy_attr(inode, d_inode(upper));
+	set_nlink(inode, d_inode(upper)->i_nlink);
+}
+
+/* how a non-directory is found in the inode cache */
+struct lfs_ikey {
+	bool by_ino;			/* by st_ino: it has a lower origin */
+	u64 ino;			/* st_ino */
+	struct inode *lower;		/* its lower inode, when known */
+	struct dentry *upper;		/* its upper object, when known */
+	bool indexed;			/* the upper object is in the index */
+};
+
+static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
+			   const struct lfs_ikey *key)
+{
+	struct lfs_inode *li = LFS_I(inode);
+	struct inode *real;
+
+	if (e->nr) {
+		li->lower = d_inode(e->real[0].dentry);
+		ihold(li->lower);
+		li->layer = e->real[0].layer;
+	}
+	if (key->upper && !li->upper)
+		li->upper = dget(key->upper);
+	if (key->indexed)
+		set_bit(LFS_I_INDEXED, &li->flags);
+	real = lfs_real_inode(inode);
+	inode->i_ino = key->ino;
 	lfs_copy_attr(inode, real);
 	set_nlink(inode, real->i_nlink);
 	inode->i_flags |= S_NOATIME | S_NOCMTIME;
@@ -96,43 +141,104 @@ static void lfs_inode_init(struct inode *inode, struct lfs_entry *e)
 
 static int lfs_inode_test(struct inode *inode, void *data)
 {
-	return LFS_I(inode)->real == data;
+	const struct lfs_ikey *key = data;
+	struct lfs_inode *li = LFS_I(inode);
+
+	if (test_bit(LFS_I_BY_INO, &li->flags) != key->by_ino)
+		return 0;
+	if (!key->by_ino)
+		return li->upper && d_inode(li->upper) == d_inode(key->upper);
+	/* numbers that had to be kept as they were may collide: tell apart */
+	return inode->i_ino == key->ino &&
+	       (!key->lower || !li->lower || key->lower == li->lower);
 }
 
 static int lfs_inode_set(struct inode *inode, void *data)
 {
-	/* lfs_inode_init() fills in the rest once the inode is hashed */
-	LFS_I(inode)->real = data;
+	const struct lfs_ikey *key = data;
+	struct lfs_inode *li = LFS_I(inode);
+
+	/* what lfs_inode_test() reads; lfs_inode_init() does the rest */
+	inode->i_ino = key->ino;
+	if (key->by_ino)
+		set_bit(LFS_I_BY_INO, &li->flags);
+	else
+		li->upper = dget(key->upper);
 	return 0;
 }
 
+/*
+ * st_ino, and how the inode cache finds the object.  Objects that came
+ * from a lower layer keep the number of their lower original, also once
+ * copied up (the origin marker remembers it); objects made in the upper
+ * layer have their own.
+ */
+static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
+			 struct dentry *index, struct lfs_ikey *key)
+{
+	struct lfs_sb *sbi = LFS_SB(sb);
+	struct lfs_origin origin;
+	const struct cred *old_cred;
+	int err = -ENODATA;
+
+	memset(key, 0, sizeof(*key));
+	key->upper = e->upper ? e->upper : index;
+	key->indexed = !!index;
+	if (e->upper) {
+		old_cred = lfs_override_creds(sb);
+		err = lfs_read_origin(e->upper, &origin);
+		revert_creds(old_cred);
+	}
+	if (!err) {
+		key->by_ino = true;
+		key->ino = le64_to_cpu(origin.ino);
+		key->indexed = origin.flags & LFS_ORIGIN_INDEXED;
+	} else if (e->nr) {
+		key->by_ino = true;
+		key->lower = d_inode(e->real[0].dentry);
+		key->ino = lfs_ino(sbi, e->real[0].layer, key->lower->i_ino);
+	} else {
+		key->ino = lfs_ino(sbi, sbi->upper, d_inode(e->upper)->i_ino);
+	}
+	if (e->upper && e->nr)
+		key->lower = d_inode(e->real[0].dentry);
+}
+
 /**
- * lfs_get_inode - the layerfs inode for an entry's top-most real object
+ * lfs_get_inode - the layerfs inode for an entry
  * @sb: the layerfs superblock
- * @e: the entry, with at least one real object
+ * @e: the entry, with an upper or at least one lower object
+ * @index: the copy of a lower file with several links, from the index, or
+ *	NULL
  *
  * Return: a referenced inode, or an ERR_PTR.
  */
-struct inode *lfs_get_inode(struct super_block *sb, struct lfs_entry *e)
+struct inode *lfs_get_inode(struct super_block *sb, struct lfs_entry *e,
+			    struct dentry *index)
 {
-	struct inode *real = d_inode(e->real[0].dentry);
+	struct dentry *top = e->upper ? e->upper : e->real[0].dentry;
+	struct lfs_ikey key;
 	struct inode *inode;
 
-	if (S_ISDIR(real->i_mode)) {
+	lfs_make_key(sb, e, index, &key);
+	if (d_is_dir(top)) {
 		inode = new_inode(sb);
 		if (!inode)
 			return ERR_PTR(-ENOMEM);
-		lfs_inode_init(inode, e);
+		lfs_inode_init(inode, e, &key);
 		return inode;
 	}
 
-	inode = iget5_locked(sb, (unsigned long)real, lfs_inode_test,
-			     lfs_inode_set, real);
+	inode = iget5_locked(sb, key.by_ino ? key.ino : (unsigned long)d_inode(top),
+			     lfs_inode_test, lfs_inode_set, &key);
 	if (!inode)
 		return ERR_PTR(-ENOMEM);
 	if (inode->i_state & I_NEW) {
-		lfs_inode_init(inode, e);
+		lfs_inode_init(inode, e, &key);
 		unlock_new_inode(inode);
+	} else if (key.upper && !lfs_i_upper(inode)) {
+		/* another name was copied up, in an earlier mount */
+		lfs_inode_set_upper(inode, key.upper);
 	}
 	return inode;
 }
@@ -143,8 +249,10 @@ void lfs_evict_inode(struct inode *inode)
 
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
-	iput(li->real);
-	li->real = NULL;
+	iput(li->lower);
+	dput(li->upper);
+	li->lower = NULL;
+	li->upper = NULL;
 }
 
 static int lfs_getattr(struct user_namespace *mnt_userns,
@@ -166,17 +274,24 @@ static int lfs_getattr(struct user_namespace *mnt_userns,
 
 	stat->dev = inode->i_sb->s_dev;
 	stat->ino = inode->i_ino;
-	/* a merged directory's link count means nothing: say "unknown" */
-	if (S_ISDIR(inode->i_mode) && LFS_E(dentry)->nr > 1)
-		stat->nlink = 1;
+	if (S_ISDIR(inode->i_mode)) {
+		/* a merged directory's link count means nothing: "unknown" */
+		if (LFS_E(dentry)->nr > (lfs_upper(dentry) ? 0 : 1))
+			stat->nlink = 1;
+	} else if (test_bit(LFS_I_INDEXED, &LFS_I(inode)->flags) &&
+		   lfs_i_upper(inode) && stat->nlink > 1) {
+		/* the index's own link is not a name */
+		stat->nlink--;
+	}
 	return 0;
 }
 
 static int lfs_permission(struct user_namespace *mnt_userns,
 			  struct inode *inode, int mask)
 {
-	struct lfs_inode *li = LFS_I(inode);
-	struct inode *real = li->real;
+	struct dentry *upper = lfs_i_upper(inode);
+	struct inode *real = upper ? d_inode(upper) : LFS_I(inode)->lower;
+	struct user_namespace *real_userns;
 	const struct cred *old_cred;
 	int err;
 
@@ -188,11 +303,63 @@ static int lfs_permission(struct user_namespace *mnt_userns,
 	if (err)
 		return err;
 
-	/* the mounter, against the real object; lower objects are never written */
+	/*
+	 * The mounter, against the real object.  A lower object is never
+	 * written: a write goes to its copy, so only read access counts.
+	 */
+	if (upper) {
+		real_userns = mnt_user_ns(LFS_SB(inode->i_sb)->upper->mnt);
+	} else {
+		real_userns = mnt_user_ns(LFS_I(inode)->layer->mnt);
+		mask &= ~(MAY_WRITE | MAY_APPEND);
+	}
 	old_cred = lfs_override_creds(inode->i_sb);
-	err = inode_permission(mnt_user_ns(li->layer->mnt), real,
-			       mask & ~(MAY_WRITE | MAY_APPEND));
+	err = inode_permission(real_userns, real, mask);
 	revert_creds(old_cred);
+	return err;
+}
+
+/* Attributes change in the upper layer, after a copy-up. */
+int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
+		struct iattr *attr)
+{
+	struct inode *inode = d_inode(dentry);
+	struct iattr real_attr = *attr;
+	const struct cred *old_cred;
+	unsigned int cu_flags = 0;
+	struct dentry *upper;
+	int err;
+
+	err = setattr_prepare(&init_user_ns, dentry, attr);
+	if (err)
+		return err;
+	if ((attr->ia_valid & ATTR_SIZE) && !attr->ia_size)
+		cu_flags |= LFS_CU_NODATA;
+	err = lfs_want_write(dentry);
+	if (err)
+		return err;
+	err = lfs_copy_up_flags(dentry, cu_flags);
+	if (err)
+		goto out_drop;
+
+	/* the real object works out set-id clearing from its own mode */
+	if (real_attr.ia_valid & (ATTR_KILL_SUID | ATTR_KILL_SGID))
+		real_attr.ia_valid &= ~ATTR_MODE;
+	real_attr.ia_valid &= ~ATTR_FILE;
+	real_attr.ia_file = NULL;
+
+	upper = lfs_upper(dentry);
+	old_cred = lfs_override_creds(inode->i_sb);
+	inode_lock(d_inode(upper));
+	err = notify_change(&init_user_ns, upper, &real_attr, NULL);
+	inode_unlock(d_inode(upper));
+	revert_creds(old_cred);
+
+	lfs_copy_attr(inode, d_inode(upper));
+	if (attr->ia_valid & ATTR_MODE)
+		forget_all_cached_acls(inode);
+out_drop:
+	lfs_drop_write(dentry);
 	return err;
 }
 
@@ -213,6 +380,16 @@ static const char *lfs_get_link(struct dentry *dentry, struct inode *inode,
 
 const struct inode_operations lfs_dir_inode_operations = {
 	.lookup		= lfs_lookup,
+	.create		= lfs_create,
+	.mkdir		= lfs_mkdir,
+	.mknod		= lfs_mknod,
+	.symlink	= lfs_symlink,
+	.link		= lfs_link,
+	.unlink		= lfs_unlink,
+	.rmdir		= lfs_rmdir,
+	.rename		= lfs_rename,
+	.tmpfile	= lfs_tmpfile,
+	.setattr	= lfs_setattr,
 	.getattr	= lfs_getattr,
 	.permission	= lfs_permission,
 	.listxattr	= lfs_listxattr,
@@ -220,6 +397,7 @@ const struct inode_operations lfs_dir_inode_operations = {
 };
 
 const struct inode_operations lfs_file_inode_operations = {
+	.setattr	= lfs_setattr,
 	.getattr	= lfs_getattr,
 	.permission	= lfs_permission,
 	.listxattr	= lfs_listxattr,
@@ -228,11 +406,13 @@ const struct inode_operations lfs_file_inode_operations = {
 
 const struct inode_operations lfs_symlink_inode_operations = {
 	.get_link	= lfs_get_link,
+	.setattr	= lfs_setattr,
 	.getattr	= lfs_getattr,
 	.listxattr	= lfs_listxattr,
 };
 
 const struct inode_operations lfs_special_inode_operations = {
+	.setattr	= lfs_setattr,
 	.getattr	= lfs_getattr,
 	.permission	= lfs_permission,
 	.listxattr	= lfs_listxattr,

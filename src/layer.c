@@ -126,6 +126,17 @@ void lfs_config_free(struct lfs_config *cfg)
 {
 	unsigned int i;
 
+	if (cfg->upper.mnt)
+		path_put(&cfg->upper);
+	if (cfg->work.mnt)
+		path_put(&cfg->work);
+	kfree(cfg->upper_name);
+	kfree(cfg->work_name);
+	cfg->upper.mnt = NULL;
+	cfg->work.mnt = NULL;
+	cfg->upper_name = NULL;
+	cfg->work_name = NULL;
+
 	for (i = 0; i < cfg->nr_lower; i++) {
 		path_put(&cfg->lower[i]);
 		kfree(cfg->lower_name[i]);
@@ -263,9 +274,12 @@ int lfs_layers_build(struct fs_context *fc, struct lfs_sb *sbi)
 	sbi->layers = kvcalloc(n, sizeof(*sbi->layers), GFP_KERNEL);
 	sbi->mnts = kvcalloc(n, sizeof(*sbi->mnts), GFP_KERNEL);
 	orig = kvcalloc(n, sizeof(*orig), GFP_KERNEL);
-	fs = kvcalloc(n, sizeof(*fs), GFP_KERNEL);
+	fs = kvcalloc(n + 1, sizeof(*fs), GFP_KERNEL);
 	if (!sbi->layers || !sbi->mnts || !orig || !fs)
 		goto out;
+	/* the upper filesystem is index 0: new objects keep their numbers */
+	if (cfg->upper.mnt)
+		lfs_layer_fsid(fs, &sbi->nr_fsid, cfg->upper.dentry->d_sb);
 
 	for (i = 0; i < n; i++) {
 		struct lfs_layer *layer = &sbi->layers[i];
@@ -295,6 +309,7 @@ int lfs_layers_build(struct fs_context *fc, struct lfs_sb *sbi)
 	sbi->xino_shift = 64 - bits;
 
 	err = lfs_check_overlaps(fc, sbi);
+	sbi->upper_layer.fsid = 0;
 out:
 	kvfree(orig);
 	kvfree(fs);
@@ -317,4 +332,223 @@ void lfs_layers_free(struct lfs_sb *sbi)
 	sbi->mnts = NULL;
 	sbi->nr_layers = 0;
 	sbi->nr_mnts = 0;
+}
+
+/* upperdir= and workdir= */
+
+static int lfs_resolve_dir(struct fs_context *fc, const char *key,
+			   const char *name, struct path *path, char **abs)
+{
+	const char *unfit;
+	char *buf, *p;
+	int err;
+
+	err = kern_path(name, LOOKUP_FOLLOW, path);
+	if (err) {
+		lfs_err(fc, "%s \"%s\": cannot resolve (%d)", key, name, err);
+		return err;
+	}
+	err = -ENOTDIR;
+	if (!d_is_dir(path->dentry)) {
+		lfs_err(fc, "%s \"%s\": not a directory", key, name);
+		goto out_put;
+	}
+	err = -EINVAL;
+	unfit = lfs_unfit_layer(path);
+	if (unfit) {
+		lfs_err(fc, "%s \"%s\": %s cannot be used", key, name, unfit);
+		goto out_put;
+	}
+	err = -ENOMEM;
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		goto out_put;
+	p = d_path(path, buf, PATH_MAX);
+	*abs = IS_ERR(p) ? NULL : kstrdup(p, GFP_KERNEL);
+	kfree(buf);
+	if (IS_ERR(p)) {
+		err = PTR_ERR(p);
+		lfs_err(fc, "%s \"%s\": no absolute path (%d)", key, name, err);
+		goto out_put;
+	}
+	if (!*abs)
+		goto out_put;
+	return 0;
+
+out_put:
+	path_put(path);
+	path->mnt = NULL;
+	path->dentry = NULL;
+	return err;
+}
+
+/**
+ * lfs_config_set_upper - resolve upperdir= or workdir=
+ * @fc: the mount context
+ * @key: "upperdir" or "workdir"
+ * @name: the path, as given
+ *
+ * Return: 0, or -errno with a message in the fs_context log.
+ */
+int lfs_config_set_upper(struct fs_context *fc, const char *key,
+			 const char *name)
+{
+	struct lfs_config *cfg = fc->fs_private;
+	bool upper = !strcmp(key, "upperdir");
+	struct path *path = upper ? &cfg->upper : &cfg->work;
+	char **abs = upper ? &cfg->upper_name : &cfg->work_name;
+
+	if (path->mnt)
+		return lfs_inval(fc, "%s= given twice", key);
+	return lfs_resolve_dir(fc, key, name, path, abs);
+}
+
+/*
+ * One mount at a time may own an upper or work directory: the inode flag
+ * upstream overlayfs uses for the same purpose, so that neither can take
+ * a directory the other is using.
+ */
+static bool lfs_inuse_trylock(struct dentry *dentry)
+{
+	struct inode *inode = d_inode(dentry);
+	bool locked = false;
+
+	spin_lock(&inode->i_lock);
+	if (!(inode->i_state & I_OVL_INUSE)) {
+		inode->i_state |= I_OVL_INUSE;
+		locked = true;
+	}
+	spin_unlock(&inode->i_lock);
+	return locked;
+}
+
+static void lfs_inuse_unlock(struct dentry *dentry)
+{
+	struct inode *inode = d_inode(dentry);
+
+	spin_lock(&inode->i_lock);
+	inode->i_state &= ~I_OVL_INUSE;
+	spin_unlock(&inode->i_lock);
+}
+
+/* Neither directory may lie inside the other, nor inside or around a layer. */
+static int lfs_check_upper_overlaps(struct fs_context *fc, struct lfs_sb *sbi,
+				    const struct lfs_config *cfg)
+{
+	struct dentry *upper = cfg->upper.dentry, *work = cfg->work.dentry;
+	unsigned int i;
+
+	if (upper == work)
+		return lfs_inval(fc, "upperdir and workdir are the same directory");
+	if (is_subdir(work, upper) || is_subdir(upper, work))
+		return lfs_inval(fc, "upperdir and workdir must not be inside one another");
+	for (i = 0; i < sbi->nr_layers; i++) {
+		struct dentry *root = sbi->layers[i].root;
+
+		if (root->d_sb != upper->d_sb)
+			continue;
+		if (is_subdir(upper, root) || is_subdir(root, upper) ||
+		    is_subdir(work, root) || is_subdir(root, work)) {
+			lfs_err(fc, "upperdir or workdir overlaps lower layer \"%s\"",
+				sbi->layers[i].name);
+			return -ELOOP;
+		}
+	}
+	return 0;
+}
+
+static int lfs_check_upper_fs(struct fs_context *fc, const struct lfs_config *cfg)
+{
+	struct super_block *usb = cfg->upper.dentry->d_sb;
+
+	if (cfg->upper.mnt != cfg->work.mnt)
+		return lfs_inval(fc, "upperdir and workdir must be on the same mount");
+	if (usb->s_stack_depth)
+		return lfs_inval(fc, "upperdir: stacking filesystem %s cannot be upper",
+				 usb->s_type->name);
+	if (__mnt_is_readonly(cfg->upper.mnt)) {
+		lfs_err(fc, "upperdir \"%s\": read-only filesystem", cfg->upper_name);
+		return -EROFS;
+	}
+	return 0;
+}
+
+/**
+ * lfs_upper_build - take the upper and work directories
+ * @fc: the mount context, whose upper and work paths are consumed
+ * @sbi: the superblock info, with its lower layers built
+ *
+ * Return: 0 (also when there is no upper layer), or -errno after logging
+ * why; partial state is released by lfs_upper_free().
+ */
+int lfs_upper_build(struct fs_context *fc, struct lfs_sb *sbi)
+{
+	struct lfs_config *cfg = fc->fs_private;
+	struct path root;
+	struct vfsmount *mnt;
+	int err;
+
+	if (!cfg->upper.mnt && !cfg->work.mnt)
+		return 0;
+	if (!cfg->upper.mnt)
+		return lfs_inval(fc, "workdir= needs upperdir=");
+	if (!cfg->work.mnt)
+		return lfs_inval(fc, "upperdir= needs workdir=");
+	err = lfs_check_upper_fs(fc, cfg);
+	if (err)
+		return err;
+	err = lfs_check_upper_overlaps(fc, sbi, cfg);
+	if (err)
+		return err;
+
+	if (!lfs_inuse_trylock(cfg->upper.dentry)) {
+		lfs_err(fc, "upperdir \"%s\" is in use by another mount",
+			cfg->upper_name);
+		return -EBUSY;
+	}
+	sbi->upper_layer.root = dget(cfg->upper.dentry);
+	if (!lfs_inuse_trylock(cfg->work.dentry)) {
+		lfs_err(fc, "workdir \"%s\" is in use by another mount",
+			cfg->work_name);
+		return -EBUSY;
+	}
+	sbi->workdir = dget(cfg->work.dentry);
+
+	root.mnt = cfg->upper.mnt;
+	root.dentry = cfg->upper.mnt->mnt_root;
+	mnt = clone_private_mount(&root);
+	if (IS_ERR(mnt)) {
+		lfs_err(fc, "upperdir \"%s\": cannot clone its mount (%ld)",
+			cfg->upper_name, PTR_ERR(mnt));
+		return PTR_ERR(mnt);
+	}
+	sbi->upper_layer.mnt = mnt;
+	sbi->upper_layer.name = cfg->upper_name;
+	cfg->upper_name = NULL;
+	sbi->work_name = cfg->work_name;
+	cfg->work_name = NULL;
+	sbi->upper = &sbi->upper_layer;
+
+	return lfs_work_prepare(fc, sbi);
+}
+
+void lfs_upper_free(struct lfs_sb *sbi)
+{
+	struct lfs_layer *upper = &sbi->upper_layer;
+
+	dput(sbi->index);
+	dput(sbi->work);
+	if (sbi->workdir) {
+		lfs_inuse_unlock(sbi->workdir);
+		dput(sbi->workdir);
+	}
+	if (upper->root) {
+		lfs_inuse_unlock(upper->root);
+		dput(upper->root);
+	}
+	if (upper->mnt)
+		kern_unmount(upper->mnt);
+	kfree(upper->name);
+	kfree(sbi->work_name);
+	sbi->upper = NULL;
 }

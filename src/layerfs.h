@@ -4,9 +4,11 @@
  * writable upper directory, presented as one tree.
  *
  * Lock order, outermost first (the one place it is written down):
- *   layerfs directory i_rwsem (taken by the VFS)
- *     lfs_inode.lock
- *       real directory i_rwsem (taken by lookup_one_unlocked() and friends)
+ *   layerfs i_rwsem (taken by the VFS)
+ *     lfs_inode.lock (copy-up; never two at once: parents are copied up
+ *                     before a child's lock is taken)
+ *       upper filesystem's s_vfs_rename_mutex (lock_rename())
+ *         real directory i_rwsem (parent before child, as the VFS does)
  * No layerfs lock is ever taken while a real inode's lock is held.
  */
 #ifndef _LAYERFS_H
@@ -36,6 +38,10 @@ struct lfs_layer {
 
 /* Mount configuration collected by the fs_context before fill_super. */
 struct lfs_config {
+	struct path upper;		/* upperdir=, resolved; mnt NULL if absent */
+	struct path work;		/* workdir=, resolved; mnt NULL if absent */
+	char *upper_name;		/* upperdir= as an absolute path */
+	char *work_name;		/* workdir= as an absolute path */
 	struct path *lower;		/* resolved lower paths, top first */
 	char **lower_name;		/* their absolute names */
 	unsigned int nr_lower;		/* entries used */
@@ -46,6 +52,13 @@ struct lfs_config {
 
 /* Per-superblock state.  Immutable after fill_super. */
 struct lfs_sb {
+	struct lfs_layer *upper;	/* &upper_layer, or NULL: read-only */
+	struct lfs_layer upper_layer;	/* the upper directory, mnt writable */
+	struct dentry *workdir;		/* workdir= itself (in use, marked) */
+	struct dentry *work;		/* workdir=/work: copy-up scratch */
+	struct dentry *index;		/* workdir=/index: hard-link index */
+	char *work_name;		/* workdir= as given, for show_options */
+	atomic_long_t tmp_seq;		/* names temporary objects in @work */
 	struct lfs_layer *layers;	/* lower layers, top first */
 	unsigned int nr_layers;		/* number of lower layers */
 	struct vfsmount **mnts;		/* distinct private clones */
@@ -66,22 +79,36 @@ struct lfs_real {
 #define LFS_REAL_XWHITEOUTS	0x1
 
 /*
- * What a layerfs dentry stands for: its real objects, top first.  A
- * non-directory has exactly one; a merged directory has one for each
- * layer that holds it, down to the first opaque one.  Immutable once the
- * dentry is instantiated; freed with the dentry.
+ * What a layerfs dentry stands for: its upper object, if any, and its
+ * lower objects, top first.  A non-directory has at most one lower
+ * object; a merged directory has one for each lower layer that holds it,
+ * down to the first opaque one (or those its redirect names).  @real[] is
+ * immutable once the dentry is instantiated; @upper is set once, by
+ * creation or copy-up, and read with lfs_upper().  Freed with the dentry.
  */
 struct lfs_entry {
-	unsigned int nr;		/* number of real objects */
-	struct lfs_real real[];		/* top first */
+	struct dentry *upper;		/* upper object (a reference) or NULL */
+	unsigned int nr;		/* number of lower objects */
+	struct lfs_real real[];		/* lower objects, top first */
 };
 
-/* Per-inode state. */
+/*
+ * Per-inode state.  Directories have one inode per dentry; non-
+ * directories are shared by hard links (see lfs_get_inode()).
+ */
 struct lfs_inode {
-	struct inode *real;		/* top-most real inode (a reference) */
-	struct lfs_layer *layer;	/* the layer @real lives in */
+	struct dentry *upper;		/* an upper alias, set once: lfs_i_upper() */
+	struct inode *lower;		/* top-most lower inode, or NULL (a reference) */
+	struct lfs_layer *layer;	/* the layer @lower lives in */
+	unsigned long flags;		/* LFS_I_* */
+	struct mutex lock;		/* serializes copy-up of this inode */
 	struct inode vfs_inode;
 };
+
+/* the inode is keyed by st_ino (it has a lower origin), not by pointer */
+#define LFS_I_BY_INO		0
+/* the upper object is linked in the hard-link index */
+#define LFS_I_INDEXED		1
 
 static inline struct lfs_sb *LFS_SB(const struct super_block *sb)
 {
@@ -98,25 +125,84 @@ static inline struct lfs_entry *LFS_E(const struct dentry *dentry)
 	return dentry->d_fsdata;
 }
 
-/* the top-most real dentry of a positive layerfs dentry */
-static inline struct dentry *lfs_top_dentry(const struct dentry *dentry)
+/* a dentry's upper object, NULL until it has one; pairs with lfs_set_upper() */
+static inline struct dentry *lfs_upper(const struct dentry *dentry)
 {
-	return LFS_E(dentry)->real[0].dentry;
+	const struct lfs_entry *e = LFS_E(dentry);
+
+	/* pairs with the release in lfs_set_upper() */
+	return e ? smp_load_acquire(&e->upper) : NULL;
 }
 
+/* an inode's upper object (any alias), NULL until it has one */
+static inline struct dentry *lfs_i_upper(const struct inode *inode)
+{
+	/* pairs with the release in lfs_inode_set_upper() */
+	return smp_load_acquire(&LFS_I(inode)->upper);
+}
+
+/* the real inode behind a layerfs inode: upper if there is one */
+static inline struct inode *lfs_real_inode(const struct inode *inode)
+{
+	struct dentry *upper = lfs_i_upper(inode);
+
+	return upper ? d_inode(upper) : LFS_I(inode)->lower;
+}
+
+/* the layer the real inode lives in */
+static inline struct lfs_layer *lfs_real_layer(const struct inode *inode)
+{
+	return lfs_i_upper(inode) ? LFS_SB(inode->i_sb)->upper : LFS_I(inode)->layer;
+}
+
+/*
+ * The real object a positive layerfs dentry shows: its own upper, else
+ * its inode's upper (a hard link copied up through another name), else
+ * its top-most lower object.
+ */
 static inline void lfs_top_path(const struct dentry *dentry, struct path *path)
 {
-	const struct lfs_real *r = &LFS_E(dentry)->real[0];
+	const struct lfs_entry *e = LFS_E(dentry);
+	struct dentry *upper = lfs_upper(dentry);
 
-	path->mnt = r->layer->mnt;
-	path->dentry = r->dentry;
+	if (!upper)
+		upper = lfs_i_upper(d_inode(dentry));
+	if (upper) {
+		path->mnt = LFS_SB(dentry->d_sb)->upper->mnt;
+		path->dentry = upper;
+	} else {
+		path->mnt = e->real[0].layer->mnt;
+		path->dentry = e->real[0].dentry;
+	}
 }
+
+static inline struct dentry *lfs_top_dentry(const struct dentry *dentry)
+{
+	struct path path;
+
+	lfs_top_path(dentry, &path);
+	return path.dentry;
+}
+
+/* one instance of a directory: the upper (i == 0 when @upper) or a lower */
+static inline unsigned int lfs_nr_instances(const struct lfs_entry *e,
+					    const struct dentry *upper)
+{
+	return e->nr + (upper ? 1 : 0);
+}
+
+void lfs_instance(const struct lfs_sb *sbi, const struct lfs_entry *e,
+		  struct dentry *upper, unsigned int i, struct lfs_real *out);
 
 /* super.c */
 extern const struct dentry_operations lfs_dentry_operations;
 
 /* layer.c */
 int lfs_config_add_lower(struct fs_context *fc, const char *name);
+int lfs_config_set_upper(struct fs_context *fc, const char *key,
+			 const char *name);
+int lfs_upper_build(struct fs_context *fc, struct lfs_sb *sbi);
+void lfs_upper_free(struct lfs_sb *sbi);
 void lfs_config_free(struct lfs_config *cfg);
 int lfs_layers_build(struct fs_context *fc, struct lfs_sb *sbi);
 void lfs_layers_free(struct lfs_sb *sbi);
@@ -128,7 +214,50 @@ bool lfs_is_whiteout(const struct lfs_layer *layer, struct dentry *real,
 		     unsigned int parent_flags);
 int lfs_dir_marker(const struct lfs_layer *layer, struct dentry *real,
 		   unsigned int *flags);
+int lfs_lower_positive(struct dentry *dentry);
+struct dentry *lfs_lookup_upper_child(struct dentry *parent,
+				      const struct qstr *name);
+int lfs_read_origin(struct dentry *upper, struct lfs_origin *origin);
 
+/* dir.c */
+int lfs_create(struct user_namespace *mnt_userns, struct inode *dir,
+	       struct dentry *dentry, umode_t mode, bool excl);
+int lfs_mkdir(struct user_namespace *mnt_userns, struct inode *dir,
+	      struct dentry *dentry, umode_t mode);
+int lfs_mknod(struct user_namespace *mnt_userns, struct inode *dir,
+	      struct dentry *dentry, umode_t mode, dev_t rdev);
+int lfs_symlink(struct user_namespace *mnt_userns, struct inode *dir,
+		struct dentry *dentry, const char *link);
+int lfs_link(struct dentry *old, struct inode *dir, struct dentry *new);
+int lfs_unlink(struct inode *dir, struct dentry *dentry);
+int lfs_rmdir(struct inode *dir, struct dentry *dentry);
+int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
+	       struct dentry *old, struct inode *newdir, struct dentry *new,
+	       unsigned int flags);
+int lfs_tmpfile(struct user_namespace *mnt_userns, struct inode *dir,
+		struct file *file, umode_t mode);
+
+/* copy_up.c */
+#define LFS_CU_NODATA	0x1	/* the data is about to be truncated away */
+int lfs_copy_up(struct dentry *dentry);
+int lfs_copy_up_flags(struct dentry *dentry, unsigned int flags);
+void lfs_set_upper(struct dentry *dentry, struct dentry *upper);
+int lfs_want_write(struct dentry *dentry);
+void lfs_drop_write(struct dentry *dentry);
+
+/* workdir.c */
+int lfs_work_prepare(struct fs_context *fc, struct lfs_sb *sbi);
+struct dentry *lfs_work_create(struct lfs_sb *sbi, umode_t mode,
+			       const char *link, dev_t rdev);
+struct dentry *lfs_work_whiteout(struct lfs_sb *sbi);
+void lfs_work_remove(struct lfs_sb *sbi, struct dentry *victim);
+void lfs_index_name(u64 ino, char *buf);
+#define LFS_INDEX_NAMELEN	17
+struct dentry *lfs_index_lookup(struct lfs_sb *sbi, u64 ino,
+				const struct inode *lower);
+int lfs_set_xattr(struct lfs_sb *sbi, struct dentry *upper, const char *name,
+		  const void *value, size_t size);
+int lfs_clear_whiteouts(struct lfs_sb *sbi, struct dentry *upperdir);
 /* inode.c */
 extern const struct inode_operations lfs_file_inode_operations;
 extern const struct inode_operations lfs_symlink_inode_operations;
@@ -137,12 +266,18 @@ extern const struct inode_operations lfs_dir_inode_operations;
 struct inode *lfs_alloc_inode(struct super_block *sb);
 void lfs_free_inode(struct inode *inode);
 void lfs_evict_inode(struct inode *inode);
-struct inode *lfs_get_inode(struct super_block *sb, struct lfs_entry *e);
+struct inode *lfs_get_inode(struct super_block *sb, struct lfs_entry *e,
+			    struct dentry *index);
+void lfs_inode_set_upper(struct inode *inode, struct dentry *upper);
+void lfs_copy_attr(struct inode *inode, const struct inode *real);
+int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
+		struct iattr *attr);
 u64 lfs_ino(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 	    u64 real_ino);
 
 /* readdir.c */
 extern const struct file_operations lfs_dir_operations;
+int lfs_dir_check_empty(struct dentry *dentry);
 
 /* file.c */
 extern const struct file_operations lfs_file_operations;
@@ -158,6 +293,9 @@ __printf(2, 3) void lfs_err(struct fs_context *fc, const char *fmt, ...);
 /* lfs_err() for an invalid configuration; evaluates to -EINVAL */
 #define lfs_inval(fc, fmt, ...)	({ lfs_err(fc, fmt, ##__VA_ARGS__); -EINVAL; })
 const struct cred *lfs_override_creds(struct super_block *sb);
+int lfs_override_creds_as_caller(struct super_block *sb,
+				 const struct cred **old);
+void lfs_revert_creds_as_caller(const struct cred *old);
 struct lfs_entry *lfs_entry_alloc(unsigned int nr);
 void lfs_entry_free(struct lfs_entry *e);
 int lfs_real_getxattr(const struct lfs_layer *layer, struct dentry *real,

@@ -157,9 +157,17 @@ struct lfs_rd_ctx {
 	int err;
 };
 
-/* May a name of this type be a whiteout?  Then it must be looked up. */
-static bool lfs_rd_may_be_whiteout(unsigned int type, unsigned int dir_flags)
+/*
+ * Must the name be looked up?  When it may be a whiteout, and in the
+ * upper layer always: a copied-up object shows its lower original's
+ * inode number.
+ */
+static bool lfs_rd_needs_check(const struct lfs_rd_ctx *rd, unsigned int type)
 {
+	unsigned int dir_flags = rd->real->flags;
+
+	if (rd->real->layer == rd->sbi->upper)
+		return true;
 	switch (type) {
 	case DT_CHR:
 	case DT_LNK:
@@ -203,7 +211,7 @@ static bool lfs_rd_actor(struct dir_context *ctx, const char *name, int len,
 	d->type = type;
 	d->ino = lfs_ino(rd->sbi, rd->real->layer, ino);
 	d->whiteout = false;
-	d->check = lfs_rd_may_be_whiteout(type, rd->real->flags);
+	d->check = lfs_rd_needs_check(rd, type);
 	d->next = l->hash[hash_32(hash, l->hash_bits)];
 	l->hash[hash_32(hash, l->hash_bits)] = d;
 	l->nr_names++;
@@ -217,9 +225,10 @@ static bool lfs_rd_actor(struct dir_context *ctx, const char *name, int len,
  * may be whiteouts.  A whiteout stays hashed, to hide the name below, but
  * leaves the listing; a name of unknown type learns its type.
  */
-static int lfs_rd_check_layer(struct lfs_listing *l, unsigned int from,
-			      const struct lfs_real *r)
+static int lfs_rd_check_layer(const struct lfs_sb *sbi, struct lfs_listing *l,
+			      unsigned int from, const struct lfs_real *r)
 {
+	struct lfs_origin origin;
 	unsigned int i, out = from;
 
 	for (i = from; i < l->count; i++) {
@@ -235,6 +244,9 @@ static int lfs_rd_check_layer(struct lfs_listing *l, unsigned int from,
 				d->whiteout = lfs_is_whiteout(r->layer, real, r->flags);
 				if (d->type == DT_UNKNOWN)
 					d->type = fs_umode_to_dtype(d_inode(real)->i_mode);
+				if (!d->whiteout && r->layer == sbi->upper &&
+				    !lfs_read_origin(real, &origin))
+					d->ino = le64_to_cpu(origin.ino);
 			} else {
 				/* vanished from a layer that must not change */
 				d->whiteout = true;
@@ -272,18 +284,20 @@ static int lfs_rd_read_layer(struct lfs_rd_ctx *rd, const struct lfs_real *r)
 	fput(realfile);
 	if (err)
 		return err;
-	return lfs_rd_check_layer(rd->listing, from, r);
+	return lfs_rd_check_layer(rd->sbi, rd->listing, from, r);
 }
 
 static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 {
 	const struct lfs_entry *e = LFS_E(dentry);
+	struct dentry *upper = lfs_upper(dentry);
 	struct lfs_rd_ctx rd = {
 		.ctx.actor = lfs_rd_actor,
 		.sbi = LFS_SB(dentry->d_sb),
 	};
 	const struct cred *old_cred;
 	struct lfs_listing *l;
+	struct lfs_real r;
 	unsigned int i;
 	int err;
 
@@ -296,8 +310,10 @@ static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 	rd.listing = l;
 
 	old_cred = lfs_override_creds(dentry->d_sb);
-	for (i = 0; i < e->nr && !err; i++)
-		err = lfs_rd_read_layer(&rd, &e->real[i]);
+	for (i = 0; i < lfs_nr_instances(e, upper) && !err; i++) {
+		lfs_instance(rd.sbi, e, upper, i, &r);
+		err = lfs_rd_read_layer(&rd, &r);
+	}
 	revert_creds(old_cred);
 	if (err)
 		goto out_free;
@@ -383,10 +399,57 @@ static int lfs_dir_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/**
+ * lfs_dir_check_empty - may this merged directory be removed?
+ * @dentry: a layerfs directory
+ *
+ * Return: 0 when no layer shows anything in it (whiteouts do not count),
+ * -ENOTEMPTY, or -errno.
+ */
+int lfs_dir_check_empty(struct dentry *dentry)
+{
+	struct lfs_listing *l;
+	int err;
+
+	l = lfs_listing_build(dentry);
+	if (IS_ERR(l))
+		return PTR_ERR(l);
+	err = l->count ? -ENOTEMPTY : 0;
+	lfs_listing_free(l);
+	return err;
+}
+
+/* fsync of a directory reaches its upper directory, if it has one. */
+static int lfs_dir_fsync(struct file *file, loff_t start, loff_t end,
+			 int datasync)
+{
+	struct dentry *upper = lfs_upper(file->f_path.dentry);
+	struct lfs_sb *sbi = LFS_SB(file_inode(file)->i_sb);
+	const struct cred *old_cred;
+	struct file *realfile;
+	struct path path;
+	int err;
+
+	if (!upper)
+		return 0;
+	path.mnt = sbi->upper->mnt;
+	path.dentry = upper;
+	old_cred = lfs_override_creds(file_inode(file)->i_sb);
+	realfile = dentry_open(&path, O_RDONLY | O_DIRECTORY, current_cred());
+	err = PTR_ERR_OR_ZERO(realfile);
+	if (!err) {
+		err = vfs_fsync_range(realfile, start, end, datasync);
+		fput(realfile);
+	}
+	revert_creds(old_cred);
+	return err;
+}
+
 const struct file_operations lfs_dir_operations = {
 	.open		= lfs_dir_open,
 	.release	= lfs_dir_release,
 	.llseek		= lfs_dir_llseek,
 	.read		= generic_read_dir,
 	.iterate_shared	= lfs_iterate,
+	.fsync		= lfs_dir_fsync,
 };

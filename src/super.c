@@ -86,8 +86,7 @@ static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		return lfs_config_add_lower(fc, param->string);
 	case LFS_OPT_UPPERDIR:
 	case LFS_OPT_WORKDIR:
-		return lfs_inval(fc, "%s: no writable upper layer yet",
-			      param->key);
+		return lfs_config_set_upper(fc, param->key, param->string);
 	}
 	return -EINVAL;
 }
@@ -135,16 +134,15 @@ static int lfs_parse_monolithic(struct fs_context *fc, void *data)
 	}
 }
 
+/* statfs of the top layer: the upper one, where space is used */
 static int lfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 {
 	struct lfs_sb *sbi = LFS_SB(dentry->d_sb);
-	struct path top = {
-		.mnt = sbi->layers[0].mnt,
-		.dentry = sbi->layers[0].root,
-	};
+	struct lfs_layer *top = sbi->upper ? sbi->upper : &sbi->layers[0];
+	struct path path = { .mnt = top->mnt, .dentry = top->root };
 	int err;
 
-	err = vfs_statfs(&top, buf);
+	err = vfs_statfs(&path, buf);
 	if (err)
 		return err;
 	buf->f_type = LFS_SUPER_MAGIC;
@@ -184,7 +182,29 @@ static int lfs_show_options(struct seq_file *m, struct dentry *root)
 			seq_putc(m, ':');
 		lfs_show_path(m, sbi->layers[i].name);
 	}
+	if (sbi->upper) {
+		seq_puts(m, ",upperdir=");
+		lfs_show_path(m, sbi->upper->name);
+		seq_puts(m, ",workdir=");
+		lfs_show_path(m, sbi->work_name);
+	}
 	return 0;
+}
+
+/* syncfs() and sync(2) reach the upper filesystem. */
+static int lfs_sync_fs(struct super_block *sb, int wait)
+{
+	struct lfs_sb *sbi = LFS_SB(sb);
+	struct super_block *usb;
+	int err;
+
+	if (!sbi->upper || !wait)
+		return 0;
+	usb = sbi->upper->mnt->mnt_sb;
+	down_read(&usb->s_umount);
+	err = sync_filesystem(usb);
+	up_read(&usb->s_umount);
+	return err;
 }
 
 static void lfs_put_super(struct super_block *sb)
@@ -193,6 +213,7 @@ static void lfs_put_super(struct super_block *sb)
 
 	if (!sbi)
 		return;
+	lfs_upper_free(sbi);
 	lfs_layers_free(sbi);
 	if (sbi->creator_cred)
 		put_cred(sbi->creator_cred);
@@ -206,6 +227,7 @@ static const struct super_operations lfs_super_operations = {
 	.evict_inode	= lfs_evict_inode,
 	.drop_inode	= generic_delete_inode,
 	.put_super	= lfs_put_super,
+	.sync_fs	= lfs_sync_fs,
 	.statfs		= lfs_statfs,
 	.show_options	= lfs_show_options,
 };
@@ -219,7 +241,7 @@ const struct dentry_operations lfs_dentry_operations = {
 	.d_release	= lfs_d_release,
 };
 
-/* The root: every layer's root directory, top first. */
+/* The root: the upper root and every lower layer's root, top first. */
 static struct dentry *lfs_make_root(struct super_block *sb)
 {
 	struct lfs_sb *sbi = LFS_SB(sb);
@@ -236,7 +258,9 @@ static struct dentry *lfs_make_root(struct super_block *sb)
 		e->real[i].layer = &sbi->layers[i];
 		e->nr++;
 	}
-	inode = lfs_get_inode(sb, e);
+	if (sbi->upper)
+		e->upper = dget(sbi->upper->root);
+	inode = lfs_get_inode(sb, e, NULL);
 	if (IS_ERR(inode)) {
 		lfs_entry_free(e);
 		return ERR_CAST(inode);
@@ -274,6 +298,9 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = lfs_layers_build(fc, sbi);
 	if (err)
 		goto out;
+	err = lfs_upper_build(fc, sbi);
+	if (err)
+		goto out;
 
 	sb->s_maxbytes = 0;
 	for (i = 0; i < sbi->nr_mnts; i++) {
@@ -282,6 +309,9 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		depth = max(depth, lsb->s_stack_depth);
 		sb->s_maxbytes = max(sb->s_maxbytes, lsb->s_maxbytes);
 	}
+	/* what is written lands in the upper layer: its limit is the one */
+	if (sbi->upper)
+		sb->s_maxbytes = sbi->upper->mnt->mnt_sb->s_maxbytes;
 	sb->s_stack_depth = depth + 1;
 	err = -EINVAL;
 	if (sb->s_stack_depth > FILESYSTEM_MAX_STACK_DEPTH) {
@@ -296,7 +326,9 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_time_gran = 1;
 	sb->s_blocksize = sbi->layers[0].root->d_sb->s_blocksize;
 	sb->s_blocksize_bits = sbi->layers[0].root->d_sb->s_blocksize_bits;
-	sb->s_flags |= SB_POSIXACL | SB_RDONLY;
+	sb->s_flags |= SB_POSIXACL;
+	if (!sbi->upper)
+		sb->s_flags |= SB_RDONLY;
 
 	root = lfs_make_root(sb);
 	if (IS_ERR(root)) {
@@ -317,9 +349,16 @@ static int lfs_get_tree(struct fs_context *fc)
 	return get_tree_nodev(fc, lfs_fill_super);
 }
 
+/*
+ * Remount: only the read-only flag may change, and read-write needs an
+ * upper layer.  Layers cannot be changed on a live mount; the options
+ * that name them are ignored, as mount(8) repeats them on remount.
+ */
 static int lfs_reconfigure(struct fs_context *fc)
 {
-	if (!(fc->sb_flags & SB_RDONLY))
+	struct lfs_sb *sbi = LFS_SB(fc->root->d_sb);
+
+	if (!(fc->sb_flags & SB_RDONLY) && !sbi->upper)
 		return lfs_inval(fc, "no upper layer: read-only only");
 	return 0;
 }
@@ -371,8 +410,10 @@ struct inode *lfs_alloc_inode(struct super_block *sb)
 
 	if (!li)
 		return NULL;
-	li->real = NULL;
+	li->upper = NULL;
+	li->lower = NULL;
 	li->layer = NULL;
+	li->flags = 0;
 	return &li->vfs_inode;
 }
 
@@ -386,6 +427,7 @@ static void lfs_inode_init_once(void *p)
 	struct lfs_inode *li = p;
 
 	inode_init_once(&li->vfs_inode);
+	mutex_init(&li->lock);
 }
 
 static int __init lfs_init(void)

@@ -45,6 +45,64 @@ const struct cred *lfs_override_creds(struct super_block *sb)
 }
 
 /**
+ * lfs_override_creds_as_caller - create objects owned by the caller
+ * @sb: the layerfs superblock
+ * @old: set to the caller's credentials, for lfs_revert_creds_as_caller()
+ *
+ * The mounter's credentials, with the caller's fsuid and fsgid: the
+ * upper filesystem then gives a new object the caller as its owner
+ * (and applies its own group inheritance), while the mounter's rights
+ * let the creation through.
+ */
+int lfs_override_creds_as_caller(struct super_block *sb,
+				 const struct cred **old)
+{
+	kuid_t fsuid = current_fsuid();
+	kgid_t fsgid = current_fsgid();
+	struct cred *cred;
+
+	/* a copy of the mounter's credentials */
+	*old = lfs_override_creds(sb);
+	cred = prepare_creds();
+	revert_creds(*old);
+	if (!cred)
+		return -ENOMEM;
+	cred->fsuid = fsuid;
+	cred->fsgid = fsgid;
+	*old = override_creds(cred);
+	put_cred(cred);
+	return 0;
+}
+
+void lfs_revert_creds_as_caller(const struct cred *old)
+{
+	revert_creds(old);
+}
+
+/**
+ * lfs_instance - one real instance of a (directory) entry
+ * @sbi: the superblock info
+ * @e: the entry
+ * @upper: the entry's upper object as read once by the caller, or NULL
+ * @i: which: 0 is @upper when there is one, then the lower objects
+ * @out: filled in
+ */
+void lfs_instance(const struct lfs_sb *sbi, const struct lfs_entry *e,
+		  struct dentry *upper, unsigned int i, struct lfs_real *out)
+{
+	if (upper) {
+		if (!i) {
+			out->dentry = upper;
+			out->layer = sbi->upper;
+			out->flags = 0;
+			return;
+		}
+		i--;
+	}
+	*out = e->real[i];
+}
+
+/**
  * lfs_entry_alloc - an empty entry with room for @nr real objects
  * @nr: how many real objects it may hold
  */
@@ -66,6 +124,7 @@ void lfs_entry_free(struct lfs_entry *e)
 
 	if (!e)
 		return;
+	dput(e->upper);
 	for (i = 0; i < e->nr; i++)
 		dput(e->real[i].dentry);
 	kvfree(e);

@@ -24,28 +24,55 @@ static int lfs_xattr_get(const struct xattr_handler *handler,
 			 struct dentry *dentry, struct inode *inode,
 			 const char *name, void *buffer, size_t size)
 {
-	const struct lfs_real *r = &LFS_E(dentry)->real[0];
 	const struct cred *old_cred;
+	struct path real;
 	int ret;
 
 	if (lfs_is_private_xattr(name))
 		return -ENODATA;
 
+	lfs_top_path(dentry, &real);
 	old_cred = lfs_override_creds(dentry->d_sb);
-	ret = vfs_getxattr(mnt_user_ns(r->layer->mnt), r->dentry, name,
-			   buffer, size);
+	ret = vfs_getxattr(mnt_user_ns(real.mnt), real.dentry, name, buffer, size);
 	revert_creds(old_cred);
 	return ret;
 }
 
+/* Setting or removing (@value NULL) an xattr copies the object up first. */
 static int lfs_xattr_set(const struct xattr_handler *handler,
 			 struct user_namespace *mnt_userns,
 			 struct dentry *dentry, struct inode *inode,
 			 const char *name, const void *value, size_t size,
 			 int flags)
 {
-	/* no upper layer: the VFS refuses writes first; this is the backstop */
-	return -EROFS;
+	struct lfs_sb *sbi = LFS_SB(dentry->d_sb);
+	const struct cred *old_cred;
+	struct dentry *upper;
+	int err;
+
+	if (lfs_is_private_xattr(name))
+		return -EPERM;
+	err = lfs_want_write(dentry);
+	if (err)
+		return err;
+	err = lfs_copy_up(dentry);
+	if (err)
+		goto out_drop;
+	upper = lfs_upper(dentry);
+	old_cred = lfs_override_creds(dentry->d_sb);
+	if (value)
+		err = vfs_setxattr(mnt_user_ns(sbi->upper->mnt), upper, name,
+				   value, size, flags);
+	else
+		err = vfs_removexattr(mnt_user_ns(sbi->upper->mnt), upper, name);
+	revert_creds(old_cred);
+
+	/* ACLs and capabilities may have changed the mode */
+	lfs_copy_attr(inode, d_inode(upper));
+	forget_all_cached_acls(inode);
+out_drop:
+	lfs_drop_write(dentry);
+	return err;
 }
 
 /* Every name, passed through to the real object. */
@@ -94,7 +121,7 @@ ssize_t lfs_listxattr(struct dentry *dentry, char *list, size_t size)
 
 struct posix_acl *lfs_get_acl(struct inode *inode, int type, bool rcu)
 {
-	struct inode *real = LFS_I(inode)->real;
+	struct inode *real = lfs_real_inode(inode);
 	const struct cred *old_cred;
 	struct posix_acl *acl;
 

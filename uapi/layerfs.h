@@ -8,6 +8,8 @@
 #ifndef _UAPI_LAYERFS_H
 #define _UAPI_LAYERFS_H
 
+#include <linux/types.h>
+
 /* the filesystem type name given to mount(2) and fsopen(2) */
 #define LFS_FSTYPE			"layerfs"
 
@@ -24,8 +26,31 @@
 /* a moved directory records where its lower parts live */
 #define LFS_XATTR_REDIRECT		LFS_XATTR_PREFIX "redirect"
 
-/* the lower object a copied-up object came from */
-#define LFS_XATTR_ORIGIN		LFS_XATTR_PREFIX "origin"
+/*
+ * The lower object a copied-up object came from: a struct lfs_origin.
+ * Not upstream's "origin" (a file handle), so that neither reads the
+ * other's.
+ */
+#define LFS_XATTR_ORIGIN		LFS_XATTR_PREFIX "lfs.origin"
+
+#define LFS_ORIGIN_V1			1
+
+/* the lower object had several links: the copy is in the index */
+#define LFS_ORIGIN_INDEXED		0x1
+
+/* value of LFS_XATTR_ORIGIN; all fields little-endian */
+struct lfs_origin {
+	__u8 version;			/* LFS_ORIGIN_V1 */
+	__u8 flags;			/* LFS_ORIGIN_* */
+	__le16 nlink;			/* lower link count at copy-up, capped */
+	__le32 generation;		/* lower i_generation */
+	__le64 ino;			/* st_ino layerfs showed, and still shows */
+	__le64 real_ino;		/* the lower object's own inode number */
+};
+
+/* the work directory's parts, under workdir= */
+#define LFS_WORK_NAME			"work"	/* copy-up scratch, emptied at mount */
+#define LFS_INDEX_NAME			"index"	/* hard-link index */
 
 /* value of a boolean marker xattr */
 #define LFS_XATTR_TRUE			"y"

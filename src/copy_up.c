@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * layerfs: copy-up.
+ *
+ * Before anything changes an object that lives in a lower layer, the
+ * object is copied to the upper layer, its parent directories first.
+ * The sequence for one object:
+ *
+ *   1. take the layerfs inode's copy-up lock (lfs_inode.lock); if another
+ *      task copied the object up meanwhile, stop;
+ *   2. as the mounter, build the copy in work/ under a temporary name:
+ *      data (sparse holes kept; cloned where the filesystem shares
+ *      extents, else spliced in 1 MiB chunks, between which a fatal
+ *      signal aborts), owner, xattrs (ACLs, capabilities), the
+ *      origin marker, mode, times;
+ *   3. for a file with several links, link the copy into index/ so that
+ *      its other names find it;
+ *   4. lock_rename(work/, upper parent) and rename the copy into place;
+ *   5. publish the upper dentry in the layerfs dentry and inode.
+ *
+ * Until step 4 the upper layer does not show the copy, so a crash leaves
+ * the lower object visible; after it the copy is complete.  Leftovers in
+ * work/ are removed at the next mount.  A name whose inode already has a
+ * copy (another link of the same lower file) is linked to it instead.
+ */
+#define pr_fmt(fmt) "layerfs: " fmt
+
+#include <linux/namei.h>
+#include <linux/xattr.h>
+#include <linux/security.h>
+#include <linux/splice.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/sizes.h>
+#include <linux/sched/signal.h>
+#include "layerfs.h"
+
+/* data is copied in chunks of this size, checking for signals between */
+#define LFS_CU_CHUNK	SZ_1M
+
+/* what one copy-up needs to know */
+struct lfs_cu {
+	struct lfs_sb *sbi;
+	struct dentry *dentry;		/* the layerfs dentry */
+	struct path lower;		/* its top-most lower object */
+	struct kstat stat;		/* the lower object's attributes */
+	struct dentry *upperparent;	/* where the copy goes */
+	struct dentry *temp;		/* the copy, in work/ */
+	bool indexed;			/* link the copy into index/ */
+	unsigned int flags;		/* LFS_CU_* */
+};
+
+/**
+ * lfs_want_write - get write access to the upper layer
+ * @dentry: any layerfs dentry of the mount
+ *
+ * Return: 0, or -EROFS when there is no upper layer.
+ */
+int lfs_want_write(struct dentry *dentry)
+{
+	struct lfs_sb *sbi = LFS_SB(dentry->d_sb);
+
+	if (!sbi->upper)
+		return -EROFS;
+	return mnt_want_write(sbi->upper->mnt);
+}
+
+void lfs_drop_write(struct dentry *dentry)
+{
+	mnt_drop_write(LFS_SB(dentry->d_sb)->upper->mnt);
+}
+
+/**
+ * lfs_set_upper - publish a dentry's upper object
+ * @dentry: the layerfs dentry, with an entry
+ * @upper: the upper dentry; the reference moves to the entry
+ *
+ * Pairs with the acquire in lfs_upper().  Caller makes sure only one
+ * upper is ever set (the copy-up lock, or the VFS's directory lock for a
+ * new name).
+ */
+void lfs_set_upper(struct dentry *dentry, struct dentry *upper)
+{
+	struct lfs_entry *e = LFS_E(dentry);
+
+	if (WARN_ON_ONCE(e->upper)) {
+		dput(upper);
+		return;
+	}
+	/* the upper dentry is complete before readers can see it */
+	smp_store_release(&e->upper, upper);
+}
+
+static int lfs_cu_setattr(struct dentry *upper, struct iattr *attr)
+{
+	struct inode *inode = d_inode(upper);
+	int err;
+
+	inode_lock(inode);
+	err = notify_change(&init_user_ns, upper, attr, NULL);
+	inode_unlock(inode);
+	return err;
+}
+
+/*
+ * Copy [pos, end) of the lower file, in chunks; holes are not written.
+ * Caller holds write access to the upper mount (sb_writers): so
+ * do_splice_direct(), not vfs_copy_file_range(), which would take it
+ * again (and cannot cross filesystems in 6.1 anyway).
+ */
+static int lfs_cu_copy_range(struct file *in, struct file *out, loff_t pos,
+			     loff_t end)
+{
+	while (pos < end) {
+		size_t len = min_t(loff_t, end - pos, LFS_CU_CHUNK);
+		loff_t in_pos = pos, out_pos = pos;
+		long n;
+
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		n = do_splice_direct(in, &in_pos, out, &out_pos, len, 0);
+		if (n < 0)
+			return n;
+		if (!n)
+			return -EIO;	/* the lower file is shorter than it said */
+		pos += n;
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Copy the data of a regular file, keeping its holes. */
+static int lfs_cu_copy_data(struct lfs_cu *cu)
+{
+	struct path temp = { .mnt = cu->sbi->upper->mnt, .dentry = cu->temp };
+	loff_t size = cu->stat.size, pos = 0;
+	struct iattr attr = { .ia_valid = ATTR_SIZE, .ia_size = size };
+	struct file *in, *out;
+	int err;
+
+	if (!size)
+		return 0;
+	err = lfs_cu_setattr(cu->temp, &attr);
+	if (err)
+		return err;
+	in = dentry_open(&cu->lower, O_RDONLY | O_LARGEFILE, current_cred());
+	if (IS_ERR(in))
+		return PTR_ERR(in);
+	out = dentry_open(&temp, O_WRONLY | O_LARGEFILE, current_cred());
+	if (IS_ERR(out)) {
+		err = PTR_ERR(out);
+		goto out_in;
+	}
+
+	/* a filesystem that shares extents does it all at once */
+	if (do_clone_file_range(in, 0, out, 0, size, 0) == size)
+		goto out_out;
+
+	while (pos < size) {
+		loff_t data, hole;
+
+		data = vfs_llseek(in, pos, SEEK_DATA);
+		if (data == -ENXIO)
+			break;		/* a hole up to the end */
+		if (data < 0) {
+			/* no SEEK_DATA: copy it all */
+			data = pos;
+			hole = size;
+		} else {
+			hole = vfs_llseek(in, data, SEEK_HOLE);
+			if (hole < 0 || hole > size)
+				hole = size;
+		}
+		err = lfs_cu_copy_range(in, out, data, hole);
+		if (err)
+			break;
+		pos = hole;
+	}
+	if (!err)
+		err = vfs_fsync(out, 0);
+out_out:
+	fput(out);
+out_in:
+	fput(in);
+	return err;
+}
+
+/* Copy one xattr; the upper filesystem may not know some namespaces. */
+static int lfs_cu_copy_xattr(struct lfs_cu *cu, const char *name)
+{
+	struct user_namespace *luserns = mnt_user_ns(cu->lower.mnt);
+	ssize_t size;
+	void *value;
+	int err;
+
+	err = security_inode_copy_up_xattr(name);
+	if (err < 0 && err != -EOPNOTSUPP)
+		return err;
+	if (err == 1)
+		return 0;	/* the LSM says: do not copy */
+
+	size = vfs_getxattr(luserns, cu->lower.dentry, name, NULL, 0);
+	if (size == -ENODATA)
+		return 0;
+	if (size < 0)
+		return size;
+	value = kvmalloc(size ? size : 1, GFP_KERNEL);
+	if (!value)
+		return -ENOMEM;
+	size = vfs_getxattr(luserns, cu->lower.dentry, name, value, size);
+	err = size;
+	if (size >= 0)
+		err = lfs_set_xattr(cu->sbi, cu->temp, name, value, size);
+	kvfree(value);
+	if (err == -EOPNOTSUPP) {
+		pr_warn_ratelimited("copy-up of %pd: xattr %s not kept: the upper filesystem does not support it\n",
+				    cu->dentry, name);
+		err = 0;
+	}
+	return err;
+}
+
+static int lfs_cu_copy_xattrs(struct lfs_cu *cu)
+{
+	ssize_t len, size;
+	char *list, *name;
+	int err = 0;
+
+	size = vfs_listxattr(cu->lower.dentry, NULL, 0);
+	if (size <= 0)
+		return size == -EOPNOTSUPP ? 0 : size;
+	list = kvmalloc(size, GFP_KERNEL);
+	if (!list)
+		return -ENOMEM;
+	len = vfs_listxattr(cu->lower.dentry, list, size);
+	if (len < 0) {
+		err = len;
+		goto out;
+	}
+	for (name = list; !err && name < list + len; name += strlen(name) + 1) {
+		if (lfs_is_private_xattr(name))
+			continue;
+		err = lfs_cu_copy_xattr(cu, name);
+	}
+out:
+	kvfree(list);
+	return err;
+}
+
+static int lfs_cu_set_origin(struct lfs_cu *cu)
+{
+	struct inode *lower = d_inode(cu->lower.dentry);
+	struct lfs_origin origin = {
+		.version = LFS_ORIGIN_V1,
+		.flags = cu->indexed ? LFS_ORIGIN_INDEXED : 0,
+		.nlink = cpu_to_le16(min_t(unsigned int, cu->stat.nlink, U16_MAX)),
+		.generation = cpu_to_le32(lower->i_generation),
+		.ino = cpu_to_le64(d_inode(cu->dentry)->i_ino),
+		.real_ino = cpu_to_le64(lower->i_ino),
+	};
+
+	return lfs_set_xattr(cu->sbi, cu->temp, LFS_XATTR_ORIGIN, &origin,
+			     sizeof(origin));
+}
+
+/* Owner first (it clears set-id bits and capabilities), then the rest. */
+static int lfs_cu_copy_attrs(struct lfs_cu *cu)
+{
+	struct iattr attr = {
+		.ia_valid = ATTR_UID | ATTR_GID,
+		.ia_uid = cu->stat.uid,
+		.ia_gid = cu->stat.gid,
+	};
+	int err;
+
+	err = lfs_cu_setattr(cu->temp, &attr);
+	if (!err)
+		err = lfs_cu_copy_xattrs(cu);
+	if (!err)
+		err = lfs_cu_set_origin(cu);
+	if (!err && !S_ISLNK(cu->stat.mode)) {
+		attr.ia_valid = ATTR_MODE;
+		attr.ia_mode = cu->stat.mode;
+		err = lfs_cu_setattr(cu->temp, &attr);
+	}
+	if (!err) {
+		attr.ia_valid = ATTR_ATIME | ATTR_MTIME | ATTR_ATIME_SET |
+				ATTR_MTIME_SET;
+		attr.ia_atime = cu->stat.atime;
+		attr.ia_mtime = cu->stat.mtime;
+		err = lfs_cu_setattr(cu->temp, &attr);
+	}
+	return err;
+}
+
+/* Link the copy into index/, replacing a stale entry of the same name. */
+static int lfs_cu_link_index(struct lfs_cu *cu)
+{
+	struct user_namespace *userns = mnt_user_ns(cu->sbi->upper->mnt);
+	struct inode *dir = d_inode(cu->sbi->index);
+	char name[LFS_INDEX_NAMELEN];
+	struct dentry *d;
+	int err;
+
+	lfs_index_name(d_inode(cu->dentry)->i_ino, name);
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	d = lookup_one(userns, name, cu->sbi->index, strlen(name));
+	err = PTR_ERR_OR_ZERO(d);
+	if (err)
+		goto out_unlock;
+	if (d_is_positive(d)) {
+		err = vfs_unlink(userns, dir, d, NULL);
+		dput(d);
+		if (err)
+			goto out_unlock;
+		d = lookup_one(userns, name, cu->sbi->index, strlen(name));
+		err = PTR_ERR_OR_ZERO(d);
+		if (err)
+			goto out_unlock;
+	}
+	err = vfs_link(cu->temp, userns, dir, d, NULL);
+	dput(d);
+out_unlock:
+	inode_unlock(dir);
+	return err;
+}
+
+/*
+ * Rename the complete copy from work/ to its place in the upper layer.
+ * Return: the upper dentry, or an ERR_PTR.
+ */
+static struct dentry *lfs_cu_install(struct lfs_cu *cu)
+{
+	struct user_namespace *userns = mnt_user_ns(cu->sbi->upper->mnt);
+	struct dentry *work = cu->sbi->work, *trap, *target, *upper;
+	const struct qstr *name = &cu->dentry->d_name;
+	struct renamedata rd = {
+		.old_mnt_userns = userns,
+		.new_mnt_userns = userns,
+	};
+	int err;
+
+	trap = lock_rename(work, cu->upperparent);
+	err = -EIO;
+	if (trap == cu->temp || cu->temp->d_parent != work)
+		goto out_unlock;
+	target = lookup_one(userns, name->name, cu->upperparent, name->len);
+	err = PTR_ERR_OR_ZERO(target);
+	if (err)
+		goto out_unlock;
+	err = -EEXIST;
+	if (d_is_positive(target) || target == trap)
+		goto out_target;
+
+	rd.old_dir = d_inode(work);
+	rd.old_dentry = cu->temp;
+	rd.new_dir = d_inode(cu->upperparent);
+	rd.new_dentry = target;
+	err = vfs_rename(&rd);
+out_target:
+	dput(target);
+out_unlock:
+	unlock_rename(work, cu->upperparent);
+	if (err)
+		return ERR_PTR(err);
+	/* local filesystems move the dentry; look it up where it now is */
+	upper = lookup_one_unlocked(userns, name->name, cu->upperparent, name->len);
+	if (!IS_ERR(upper) && d_is_negative(upper)) {
+		dput(upper);
+		upper = ERR_PTR(-EIO);
+	}
+	return upper;
+}
+
+/* The object's lower original, and what the copy must be made of. */
+static int lfs_cu_prepare(struct lfs_cu *cu)
+{
+	const struct lfs_entry *e = LFS_E(cu->dentry);
+	int err;
+
+	cu->lower.mnt = e->real[0].layer->mnt;
+	cu->lower.dentry = e->real[0].dentry;
+	err = vfs_getattr(&cu->lower, &cu->stat, STATX_BASIC_STATS,
+			  AT_STATX_SYNC_AS_STAT);
+	if (err)
+		return err;
+	cu->indexed = S_ISREG(cu->stat.mode) && cu->stat.nlink > 1;
+	return 0;
+}
+
+static struct dentry *lfs_cu_make_temp(struct lfs_cu *cu)
+{
+	umode_t type = cu->stat.mode & S_IFMT;
+	DEFINE_DELAYED_CALL(done);
+	struct dentry *temp;
+	const char *link;
+
+	switch (type) {
+	case S_IFREG:
+	case S_IFDIR:
+		return lfs_work_create(cu->sbi, type | 0700, NULL, 0);
+	case S_IFLNK:
+		link = vfs_get_link(cu->lower.dentry, &done);
+		if (IS_ERR(link))
+			return ERR_CAST(link);
+		temp = lfs_work_create(cu->sbi, S_IFLNK | 0777, link, 0);
+		do_delayed_call(&done);
+		return temp;
+	default:
+		return lfs_work_create(cu->sbi, type | 0600, NULL, cu->stat.rdev);
+	}
+}
+
+/* Steps 2-4 for an object without any upper copy. */
+static struct dentry *lfs_cu_copy(struct lfs_cu *cu)
+{
+	struct dentry *upper;
+	int err;
+
+	err = lfs_cu_prepare(cu);
+	if (err)
+		return ERR_PTR(err);
+	cu->temp = lfs_cu_make_temp(cu);
+	if (IS_ERR(cu->temp))
+		return cu->temp;
+
+	err = 0;
+	if (S_ISREG(cu->stat.mode) && !(cu->flags & LFS_CU_NODATA))
+		err = lfs_cu_copy_data(cu);
+	if (!err)
+		err = lfs_cu_copy_attrs(cu);
+	if (!err && cu->indexed)
+		err = lfs_cu_link_index(cu);
+	if (err) {
+		upper = ERR_PTR(err);
+		goto out_remove;
+	}
+	upper = lfs_cu_install(cu);
+	if (!IS_ERR(upper))
+		goto out;
+out_remove:
+	lfs_work_remove(cu->sbi, cu->temp);
+out:
+	dput(cu->temp);
+	return upper;
+}
+
+/* Another name of this inode has a copy: link this name to it. */
+static struct dentry *lfs_cu_link_up(struct lfs_cu *cu, struct dentry *copy)
+{
+	struct user_namespace *userns = mnt_user_ns(cu->sbi->upper->mnt);
+	const struct qstr *name = &cu->dentry->d_name;
+	struct inode *dir = d_inode(cu->upperparent);
+	struct dentry *target;
+	int err;
+
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	target = lookup_one(userns, name->name, cu->upperparent, name->len);
+	if (IS_ERR(target))
+		goto out_unlock;
+	err = -EEXIST;
+	if (d_is_negative(target))
+		err = vfs_link(copy, userns, dir, target, NULL);
+	if (!err && d_is_negative(target))
+		err = -EIO;
+	if (err) {
+		dput(target);
+		target = ERR_PTR(err);
+	}
+out_unlock:
+	inode_unlock(dir);
+	return target;
+}
+
+/*
+ * Copy up one object whose parent has an upper directory.
+ * Return: 0, -EAGAIN if the parent has none (it moved meanwhile), or -errno.
+ */
+static int lfs_copy_up_one(struct dentry *dentry, unsigned int flags)
+{
+	struct inode *inode = d_inode(dentry);
+	struct lfs_inode *li = LFS_I(inode);
+	struct lfs_cu cu = {
+		.sbi = LFS_SB(dentry->d_sb),
+		.dentry = dentry,
+		.flags = flags,
+	};
+	const struct cred *old_cred;
+	struct dentry *parent, *upper, *copy;
+	int err = 0;
+
+	mutex_lock(&li->lock);
+	if (lfs_upper(dentry))
+		goto out_unlock;
+	parent = dget_parent(dentry);
+	cu.upperparent = lfs_upper(parent);
+	err = -EAGAIN;
+	if (!cu.upperparent)
+		goto out_dput;
+
+	old_cred = lfs_override_creds(dentry->d_sb);
+	copy = S_ISDIR(inode->i_mode) ? NULL : lfs_i_upper(inode);
+	if (copy)
+		upper = lfs_cu_link_up(&cu, copy);
+	else
+		upper = lfs_cu_copy(&cu);
+	revert_creds(old_cred);
+
+	err = PTR_ERR_OR_ZERO(upper);
+	if (!err) {
+		lfs_inode_set_upper(inode, upper);
+		lfs_set_upper(dentry, upper);
+	}
+out_dput:
+	dput(parent);
+out_unlock:
+	mutex_unlock(&li->lock);
+	return err;
+}
+
+/**
+ * lfs_copy_up_flags - give a dentry an upper object, parents first
+ * @dentry: a positive layerfs dentry
+ * @flags: LFS_CU_* for the object itself
+ *
+ * Caller holds write access to the upper layer (lfs_want_write()).
+ * Return: 0, or -errno.
+ */
+int lfs_copy_up_flags(struct dentry *dentry, unsigned int flags)
+{
+	int retries = 0;
+
+	if (!LFS_SB(dentry->d_sb)->upper)
+		return -EROFS;
+	while (!lfs_upper(dentry)) {
+		struct dentry *next = dget(dentry), *parent;
+		int err;
+
+		/* the top-most ancestor still without an upper directory */
+		for (;;) {
+			parent = dget_parent(next);
+			if (lfs_upper(parent))
+				break;
+			dput(next);
+			next = parent;
+		}
+		dput(parent);
+		err = lfs_copy_up_one(next, next == dentry ? flags : 0);
+		dput(next);
+		if (err == -EAGAIN && ++retries < 100)
+			continue;
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int lfs_copy_up(struct dentry *dentry)
+{
+	return lfs_copy_up_flags(dentry, 0);
+}

@@ -1,0 +1,731 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * layerfs: namespace operations: create, mkdir, mknod, symlink, link,
+ * O_TMPFILE, unlink, rmdir, rename.
+ *
+ * Every change happens in the upper layer, after the parent directories
+ * were copied up.  A name that a lower layer shows is hidden by a native
+ * whiteout (a symlink to LFS_WHITEOUT_TARGET marked with the whiteout
+ * xattr).  Objects that replace a whiteout, and directories that must be
+ * opaque, are built in work/ and renamed into place, so that no moment
+ * shows the lower object again or a half-made one.  A directory that has
+ * lower parts and moves records where they are in a redirect xattr: the
+ * absolute path, from the layerfs root, of the place it was first moved
+ * from.
+ *
+ * The VFS holds the layerfs directories' i_rwsem; the upper directories'
+ * are taken here, one parent or a lock_rename() pair at a time.
+ */
+#define pr_fmt(fmt) "layerfs: " fmt
+
+#include <linux/namei.h>
+#include <linux/xattr.h>
+#include <linux/slab.h>
+#include "layerfs.h"
+
+/* what to make: a new object of @mode, or a link to @link_to */
+struct lfs_new {
+	umode_t mode;			/* type and permissions */
+	dev_t rdev;			/* device number */
+	const char *symlink;		/* symlink target */
+	struct dentry *link_to;		/* upper object to hard-link */
+};
+
+static struct user_namespace *lfs_upper_userns(struct super_block *sb)
+{
+	return mnt_user_ns(LFS_SB(sb)->upper->mnt);
+}
+
+/* Make @nw at @target (negative, in @dir, which is locked). */
+static int lfs_make_at(struct super_block *sb, struct inode *dir,
+		       struct dentry *target, const struct lfs_new *nw)
+{
+	struct user_namespace *userns = lfs_upper_userns(sb);
+
+	if (nw->link_to)
+		return vfs_link(nw->link_to, userns, dir, target, NULL);
+	switch (nw->mode & S_IFMT) {
+	case S_IFREG:
+		return vfs_create(userns, dir, target, nw->mode, true);
+	case S_IFDIR:
+		return vfs_mkdir(userns, dir, target, nw->mode);
+	case S_IFLNK:
+		return vfs_symlink(userns, dir, target, nw->symlink);
+	default:
+		return vfs_mknod(userns, dir, target, nw->mode, nw->rdev);
+	}
+}
+
+/* Make @nw in work/ under a temporary name. */
+static struct dentry *lfs_make_temp(struct lfs_sb *sbi, const struct lfs_new *nw)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct inode *dir = d_inode(sbi->work);
+	struct dentry *temp;
+	char name[24];
+	int err;
+
+	if (!nw->link_to)
+		return lfs_work_create(sbi, nw->mode, nw->symlink, nw->rdev);
+
+	snprintf(name, sizeof(name), "#%lx",
+		 (unsigned long)atomic_long_inc_return(&sbi->tmp_seq));
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	temp = lookup_one(userns, name, sbi->work, strlen(name));
+	if (!IS_ERR(temp)) {
+		err = d_is_positive(temp) ? -EEXIST :
+		      vfs_link(nw->link_to, userns, dir, temp, NULL);
+		if (!err && d_is_negative(temp))
+			err = -EIO;
+		if (err) {
+			dput(temp);
+			temp = ERR_PTR(err);
+		}
+	}
+	inode_unlock(dir);
+	return temp;
+}
+
+/*
+ * Move a complete object from work/ to @name in @upperdir, replacing a
+ * whiteout there (a directory is exchanged with it, the whiteout then
+ * removed from work/).
+ * Return: the object's new upper dentry, or an ERR_PTR.
+ */
+static struct dentry *lfs_install(struct lfs_sb *sbi, struct dentry *temp,
+				  struct dentry *upperdir, const struct qstr *name)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct dentry *work = sbi->work, *trap, *target, *upper;
+	struct renamedata rd = {
+		.old_mnt_userns = userns,
+		.new_mnt_userns = userns,
+		.old_dir = d_inode(work),
+		.old_dentry = temp,
+		.new_dir = d_inode(upperdir),
+	};
+	bool exchanged = false;
+	int err;
+
+	trap = lock_rename(work, upperdir);
+	target = lookup_one(userns, name->name, upperdir, name->len);
+	err = PTR_ERR_OR_ZERO(target);
+	if (err)
+		goto out_unlock;
+	err = -EEXIST;
+	if (target == trap ||
+	    (d_is_positive(target) && !lfs_is_whiteout(sbi->upper, target, 0)))
+		goto out_target;
+	if (d_is_dir(temp) && d_is_positive(target)) {
+		rd.flags = RENAME_EXCHANGE;
+		exchanged = true;
+	}
+	rd.new_dentry = target;
+	err = vfs_rename(&rd);
+out_target:
+	dput(target);
+out_unlock:
+	unlock_rename(work, upperdir);
+	if (err)
+		return ERR_PTR(err);
+	if (exchanged) {
+		/* the whiteout now has the temporary name */
+		struct dentry *wh = lookup_one_unlocked(userns, temp->d_name.name,
+							work, temp->d_name.len);
+
+		if (!IS_ERR(wh)) {
+			lfs_work_remove(sbi, wh);
+			dput(wh);
+		}
+	}
+	upper = lookup_one_unlocked(userns, name->name, upperdir, name->len);
+	if (!IS_ERR(upper) && d_is_negative(upper)) {
+		dput(upper);
+		upper = ERR_PTR(-EIO);
+	}
+	return upper;
+}
+
+/*
+ * Make @nw at @dentry's name in the upper directory.  Built in place when
+ * nothing is in the way; built in work/ and renamed in when it replaces a
+ * whiteout or is a directory that must hide lower ones (opaque).
+ * Return: the new upper dentry, or an ERR_PTR.
+ */
+static struct dentry *lfs_make_upper(struct dentry *dentry, struct dentry *upperdir,
+				     const struct lfs_new *nw)
+{
+	struct super_block *sb = dentry->d_sb;
+	struct lfs_sb *sbi = LFS_SB(sb);
+	struct inode *dir = d_inode(upperdir);
+	const struct qstr *name = &dentry->d_name;
+	struct dentry *target, *temp, *upper;
+	bool opaque = false;
+	int err;
+
+	if (S_ISDIR(nw->mode)) {
+		err = lfs_lower_positive(dentry);
+		if (err < 0)
+			return ERR_PTR(err);
+		opaque = err;
+	}
+
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	target = lookup_one(lfs_upper_userns(sb), name->name, upperdir, name->len);
+	if (IS_ERR(target))
+		goto out_unlock;
+	if (d_is_negative(target) && !opaque) {
+		err = lfs_make_at(sb, dir, target, nw);
+		if (!err && (d_unhashed(target) || d_is_negative(target))) {
+			dput(target);
+			target = lookup_one(lfs_upper_userns(sb), name->name,
+					    upperdir, name->len);
+			if (!IS_ERR(target) && d_is_negative(target))
+				err = -EIO;
+		}
+		if (err) {
+			if (!IS_ERR(target))
+				dput(target);
+			target = ERR_PTR(err);
+		}
+		goto out_unlock;
+	}
+	if (d_is_positive(target) && !lfs_is_whiteout(sbi->upper, target, 0)) {
+		/* the upper layer changed under the mount */
+		dput(target);
+		target = ERR_PTR(-EEXIST);
+		goto out_unlock;
+	}
+	dput(target);
+	target = NULL;
+out_unlock:
+	inode_unlock(dir);
+	if (target)
+		return target;
+
+	temp = lfs_make_temp(sbi, nw);
+	if (IS_ERR(temp))
+		return temp;
+	err = 0;
+	if (opaque)
+		err = lfs_set_xattr(sbi, temp, LFS_XATTR_OPAQUE, LFS_XATTR_TRUE, 1);
+	upper = err ? ERR_PTR(err) : lfs_install(sbi, temp, upperdir, name);
+	if (IS_ERR(upper))
+		lfs_work_remove(sbi, temp);
+	dput(temp);
+	return upper;
+}
+
+/* Give a negative layerfs dentry its new upper object and inode. */
+static int lfs_instantiate(struct dentry *dentry, struct dentry *upper,
+			   struct inode *link_inode)
+{
+	struct lfs_entry *e;
+	struct inode *inode;
+
+	e = lfs_entry_alloc(0);
+	if (!e) {
+		dput(upper);
+		return -ENOMEM;
+	}
+	e->upper = upper;
+	if (link_inode) {
+		inode = link_inode;
+		ihold(inode);
+		set_nlink(inode, d_inode(upper)->i_nlink);
+	} else {
+		inode = lfs_get_inode(dentry->d_sb, e, NULL);
+		if (IS_ERR(inode)) {
+			lfs_entry_free(e);
+			return PTR_ERR(inode);
+		}
+	}
+	/* a dentry that held something earlier may keep its old entry */
+	lfs_entry_free(dentry->d_fsdata);
+	dentry->d_fsdata = e;
+	d_instantiate(dentry, inode);
+	return 0;
+}
+
+/* Caller holds write access to the upper layer. */
+static int lfs_create_object(struct inode *dir, struct dentry *dentry,
+			     struct lfs_new *nw, struct inode *link_inode)
+{
+	struct dentry *parent = dentry->d_parent, *upper;
+	const struct cred *old_cred;
+	int err;
+
+	err = lfs_copy_up(parent);
+	if (err)
+		return err;
+	err = lfs_override_creds_as_caller(dir->i_sb, &old_cred);
+	if (err)
+		return err;
+	upper = lfs_make_upper(dentry, lfs_upper(parent), nw);
+	lfs_revert_creds_as_caller(old_cred);
+	err = PTR_ERR_OR_ZERO(upper);
+	if (!err)
+		err = lfs_instantiate(dentry, upper, link_inode);
+	if (!err)
+		lfs_copy_attr(dir, d_inode(lfs_upper(parent)));
+	return err;
+}
+
+static int lfs_create_new(struct inode *dir, struct dentry *dentry,
+			  struct lfs_new *nw)
+{
+	int err;
+
+	err = lfs_want_write(dentry);
+	if (err)
+		return err;
+	err = lfs_create_object(dir, dentry, nw, NULL);
+	lfs_drop_write(dentry);
+	return err;
+}
+
+int lfs_create(struct user_namespace *mnt_userns, struct inode *dir,
+	       struct dentry *dentry, umode_t mode, bool excl)
+{
+	struct lfs_new nw = { .mode = (mode & 07777) | S_IFREG };
+
+	return lfs_create_new(dir, dentry, &nw);
+}
+
+int lfs_mkdir(struct user_namespace *mnt_userns, struct inode *dir,
+	      struct dentry *dentry, umode_t mode)
+{
+	struct lfs_new nw = { .mode = (mode & 07777) | S_IFDIR };
+
+	return lfs_create_new(dir, dentry, &nw);
+}
+
+int lfs_mknod(struct user_namespace *mnt_userns, struct inode *dir,
+	      struct dentry *dentry, umode_t mode, dev_t rdev)
+{
+	struct lfs_new nw = { .mode = mode, .rdev = rdev };
+
+	/* a 0/0 character device is a whiteout to upstream overlayfs */
+	if (S_ISCHR(mode) && rdev == WHITEOUT_DEV)
+		return -EPERM;
+	return lfs_create_new(dir, dentry, &nw);
+}
+
+int lfs_symlink(struct user_namespace *mnt_userns, struct inode *dir,
+		struct dentry *dentry, const char *link)
+{
+	struct lfs_new nw = { .mode = S_IFLNK | 0777, .symlink = link };
+
+	return lfs_create_new(dir, dentry, &nw);
+}
+
+int lfs_link(struct dentry *old, struct inode *dir, struct dentry *new)
+{
+	struct lfs_new nw = { .mode = d_inode(old)->i_mode };
+	int err;
+
+	err = lfs_want_write(new);
+	if (err)
+		return err;
+	err = lfs_copy_up(old);
+	if (!err) {
+		nw.link_to = lfs_upper(old);
+		err = lfs_create_object(dir, new, &nw, d_inode(old));
+	}
+	lfs_drop_write(new);
+	return err;
+}
+
+int lfs_tmpfile(struct user_namespace *mnt_userns, struct inode *dir,
+		struct file *file, umode_t mode)
+{
+	struct dentry *dentry = file->f_path.dentry;
+	struct dentry *parent = dentry->d_parent;
+	struct lfs_sb *sbi = LFS_SB(dir->i_sb);
+	const struct cred *old_cred;
+	struct file *realfile;
+	struct path upperdir;
+	struct lfs_entry *e;
+	struct inode *inode;
+	int err;
+
+	err = lfs_want_write(dentry);
+	if (err)
+		return err;
+	err = lfs_copy_up(parent);
+	if (err)
+		goto out_drop;
+	upperdir.mnt = sbi->upper->mnt;
+	upperdir.dentry = lfs_upper(parent);
+	err = lfs_override_creds_as_caller(dir->i_sb, &old_cred);
+	if (err)
+		goto out_drop;
+	realfile = vfs_tmpfile_open(mnt_user_ns(sbi->upper->mnt), &upperdir,
+				    (mode & 07777) | S_IFREG, O_RDWR,
+				    current_cred());
+	lfs_revert_creds_as_caller(old_cred);
+	err = PTR_ERR_OR_ZERO(realfile);
+	if (err)
+		goto out_drop;
+
+	err = -ENOMEM;
+	e = lfs_entry_alloc(0);
+	if (!e)
+		goto out_fput;
+	e->upper = dget(realfile->f_path.dentry);
+	inode = lfs_get_inode(dir->i_sb, e, NULL);
+	if (IS_ERR(inode)) {
+		err = PTR_ERR(inode);
+		lfs_entry_free(e);
+		goto out_fput;
+	}
+	dentry->d_fsdata = e;
+	/* d_tmpfile() drops the one link a new file starts with */
+	set_nlink(inode, 1);
+	d_tmpfile(file, inode);
+	err = finish_open_simple(file, 0);
+out_fput:
+	fput(realfile);
+out_drop:
+	lfs_drop_write(dentry);
+	return err;
+}
+
+/* Rename @old in @olddir to @target in @newdir.  Both directories locked. */
+static int lfs_do_rename(struct user_namespace *userns, struct dentry *olddir,
+			 struct dentry *old, struct dentry *newdir,
+			 struct dentry *target, unsigned int flags)
+{
+	struct renamedata rd = {
+		.old_mnt_userns = userns,
+		.old_dir = d_inode(olddir),
+		.old_dentry = old,
+		.new_mnt_userns = userns,
+		.new_dir = d_inode(newdir),
+		.new_dentry = target,
+		.flags = flags,
+	};
+
+	return vfs_rename(&rd);
+}
+
+/*
+ * Put a whiteout at @name in @upperdir, replacing the upper object
+ * @upper there (or nothing, when @upper is NULL).  A replaced directory
+ * leaves through work/.
+ */
+static int lfs_whiteout_name(struct lfs_sb *sbi, struct dentry *upperdir,
+			     const struct qstr *name, struct dentry *upper)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct dentry *wh, *trap, *target;
+	unsigned int flags = 0;
+	int err;
+
+	wh = lfs_work_whiteout(sbi);
+	if (IS_ERR(wh))
+		return PTR_ERR(wh);
+	trap = lock_rename(sbi->work, upperdir);
+	target = lookup_one(userns, name->name, upperdir, name->len);
+	err = PTR_ERR_OR_ZERO(target);
+	if (err)
+		goto out_unlock;
+	err = -ESTALE;
+	if (target == trap || (upper && target != upper) ||
+	    (!upper && d_is_positive(target)))
+		goto out_target;
+	if (upper && d_is_dir(upper))
+		flags = RENAME_EXCHANGE;
+	err = lfs_do_rename(userns, sbi->work, wh, upperdir, target, flags);
+out_target:
+	dput(target);
+out_unlock:
+	unlock_rename(sbi->work, upperdir);
+	if (err || flags) {
+		/* on success, the replaced directory, now with the temporary name */
+		lfs_work_remove(sbi, err ? wh : upper);
+	}
+	dput(wh);
+	return err;
+}
+
+/* Remove an upper object that nothing below needs hidden. */
+static int lfs_remove_upper(struct lfs_sb *sbi, struct dentry *upperdir,
+			    struct dentry *upper)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct inode *dir = d_inode(upperdir);
+	int err;
+
+	if (d_is_dir(upper)) {
+		err = lfs_clear_whiteouts(sbi, upper);
+		if (err)
+			return err;
+	}
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	err = -ESTALE;
+	if (upper->d_parent == upperdir && !d_unhashed(upper)) {
+		dget(upper);
+		if (d_is_dir(upper))
+			err = vfs_rmdir(userns, dir, upper);
+		else
+			err = vfs_unlink(userns, dir, upper, NULL);
+		dput(upper);
+	}
+	inode_unlock(dir);
+	return err;
+}
+
+static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
+{
+	struct lfs_sb *sbi = LFS_SB(dir->i_sb);
+	struct dentry *parent = dentry->d_parent, *upper;
+	struct inode *inode = d_inode(dentry);
+	const struct cred *old_cred;
+	int err, lower;
+
+	err = lfs_want_write(dentry);
+	if (err)
+		return err;
+	err = lfs_copy_up(parent);
+	if (err)
+		goto out_drop;
+	old_cred = lfs_override_creds(dir->i_sb);
+	if (is_dir) {
+		err = lfs_dir_check_empty(dentry);
+		if (err)
+			goto out_revert;
+	}
+	lower = lfs_lower_positive(dentry);
+	if (lower < 0) {
+		err = lower;
+		goto out_revert;
+	}
+	upper = lfs_upper(dentry);
+	if (lower)
+		err = lfs_whiteout_name(sbi, lfs_upper(parent), &dentry->d_name,
+					upper);
+	else if (upper)
+		err = lfs_remove_upper(sbi, lfs_upper(parent), upper);
+	else
+		err = -ESTALE;	/* neither layer holds it any more */
+out_revert:
+	revert_creds(old_cred);
+	if (!err) {
+		if (is_dir)
+			clear_nlink(inode);
+		else if (inode->i_nlink)
+			drop_nlink(inode);
+		lfs_copy_attr(dir, d_inode(lfs_upper(parent)));
+		/* the next lookup of this name walks the layers again */
+		d_drop(dentry);
+	}
+out_drop:
+	lfs_drop_write(dentry);
+	return err;
+}
+
+int lfs_unlink(struct inode *dir, struct dentry *dentry)
+{
+	return lfs_remove(dir, dentry, false);
+}
+
+int lfs_rmdir(struct inode *dir, struct dentry *dentry)
+{
+	return lfs_remove(dir, dentry, true);
+}
+
+/*
+ * A directory with lower parts keeps them when it moves: record where
+ * they are, unless it already says so.
+ */
+static int lfs_set_redirect(struct lfs_sb *sbi, struct dentry *dentry)
+{
+	struct dentry *upper = lfs_upper(dentry);
+	char *buf, *path;
+	int err;
+
+	if (!LFS_E(dentry)->nr)
+		return 0;
+	err = lfs_real_getxattr(sbi->upper, upper, LFS_XATTR_REDIRECT, NULL, 0);
+	if (err > 0)
+		return 0;
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	path = dentry_path_raw(dentry, buf, PATH_MAX);
+	err = PTR_ERR_OR_ZERO(path);
+	if (!err)
+		err = lfs_set_xattr(sbi, upper, LFS_XATTR_REDIRECT, path,
+				    strlen(path));
+	kfree(buf);
+	return err;
+}
+
+/*
+ * A directory without lower parts that arrives where a lower layer shows
+ * the name must hide it.
+ */
+static int lfs_rename_opaque(struct lfs_sb *sbi, struct dentry *moving,
+			     struct dentry *dest)
+{
+	int lower;
+
+	if (!d_is_dir(moving) || LFS_E(moving)->nr)
+		return 0;
+	lower = lfs_lower_positive(dest);
+	if (lower <= 0)
+		return lower;
+	return lfs_set_xattr(sbi, lfs_upper(moving), LFS_XATTR_OPAQUE,
+			     LFS_XATTR_TRUE, 1);
+}
+
+/* Copy up what a rename needs, and check that it may go ahead. */
+static int lfs_rename_prepare(struct dentry *old, struct dentry *new,
+			      unsigned int flags)
+{
+	int err;
+
+	err = lfs_copy_up(old);
+	if (!err)
+		err = lfs_copy_up(new->d_parent);
+	if (!err && (flags & RENAME_EXCHANGE))
+		err = lfs_copy_up(new);
+	if (err || (flags & RENAME_EXCHANGE) || d_is_negative(new))
+		return err;
+	if (d_is_dir(new)) {
+		const struct cred *old_cred = lfs_override_creds(new->d_sb);
+
+		err = lfs_dir_check_empty(new);
+		if (!err && lfs_upper(new))
+			err = lfs_clear_whiteouts(LFS_SB(new->d_sb), lfs_upper(new));
+		revert_creds(old_cred);
+	}
+	return err;
+}
+
+/* The rename itself, in the upper layer. */
+static int lfs_rename_upper(struct lfs_sb *sbi, struct dentry *old,
+			    struct dentry *new, unsigned int flags,
+			    bool *whiteout_left)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct dentry *olddir = lfs_upper(old->d_parent);
+	struct dentry *newdir = lfs_upper(new->d_parent);
+	struct dentry *upper = lfs_upper(old), *trap, *target;
+	int err;
+
+	*whiteout_left = false;
+	trap = lock_rename(olddir, newdir);
+	err = -ESTALE;
+	if (upper->d_parent != olddir || d_unhashed(upper) || upper == trap)
+		goto out_unlock;
+	target = lookup_one(userns, new->d_name.name, newdir, new->d_name.len);
+	err = PTR_ERR_OR_ZERO(target);
+	if (err)
+		goto out_unlock;
+	err = -ESTALE;
+	if (target == trap)
+		goto out_target;
+	if (flags & RENAME_EXCHANGE) {
+		if (target != lfs_upper(new))
+			goto out_target;
+	} else if (d_is_positive(target) &&
+		   lfs_is_whiteout(sbi->upper, target, 0)) {
+		/* swap with the whiteout: it then hides the old name */
+		flags |= RENAME_EXCHANGE;
+		*whiteout_left = true;
+	} else if (d_is_positive(target) && target != lfs_upper(new)) {
+		goto out_target;
+	}
+	flags &= ~RENAME_NOREPLACE;
+	err = lfs_do_rename(userns, olddir, upper, newdir, target, flags);
+out_target:
+	dput(target);
+out_unlock:
+	unlock_rename(olddir, newdir);
+	return err;
+}
+
+/* After a rename, the old name: hidden if a lower layer shows it. */
+static int lfs_rename_fix_old(struct lfs_sb *sbi, struct dentry *olddir,
+			      const struct qstr *name, int lower,
+			      bool whiteout_left)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct dentry *wh;
+	int err = 0;
+
+	if (lower && !whiteout_left)
+		return lfs_whiteout_name(sbi, olddir, name, NULL);
+	if (lower || !whiteout_left)
+		return 0;
+	/* a whiteout nobody needs: remove it */
+	inode_lock_nested(d_inode(olddir), I_MUTEX_PARENT);
+	wh = lookup_one(userns, name->name, olddir, name->len);
+	if (!IS_ERR(wh)) {
+		if (d_is_positive(wh) && lfs_is_whiteout(sbi->upper, wh, 0))
+			err = vfs_unlink(userns, d_inode(olddir), wh, NULL);
+		dput(wh);
+	}
+	inode_unlock(d_inode(olddir));
+	return err;
+}
+
+int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
+	       struct dentry *old, struct inode *newdir, struct dentry *new,
+	       unsigned int flags)
+{
+	struct lfs_sb *sbi = LFS_SB(old->d_sb);
+	struct inode *victim = d_inode(new);
+	const struct cred *old_cred;
+	struct qstr oldname;
+	bool whiteout_left;
+	int err, lower = 0;
+
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return -EINVAL;
+	err = lfs_want_write(old);
+	if (err)
+		return err;
+	err = lfs_rename_prepare(old, new, flags);
+	if (err)
+		goto out_drop;
+
+	old_cred = lfs_override_creds(old->d_sb);
+	if (!(flags & RENAME_EXCHANGE)) {
+		lower = lfs_lower_positive(old);
+		err = lower < 0 ? lower : 0;
+	}
+	if (!err && d_is_dir(old))
+		err = lfs_set_redirect(sbi, old);
+	if (!err && (flags & RENAME_EXCHANGE) && d_is_dir(new))
+		err = lfs_set_redirect(sbi, new);
+	if (!err)
+		err = lfs_rename_opaque(sbi, old, new);
+	if (!err && (flags & RENAME_EXCHANGE))
+		err = lfs_rename_opaque(sbi, new, old);
+	if (err)
+		goto out_revert;
+
+	oldname = old->d_name;
+	err = lfs_rename_upper(sbi, old, new, flags, &whiteout_left);
+	if (!err)
+		err = lfs_rename_fix_old(sbi, lfs_upper(old->d_parent), &oldname,
+					 lower, whiteout_left);
+out_revert:
+	revert_creds(old_cred);
+	if (!err && victim && !(flags & RENAME_EXCHANGE)) {
+		if (S_ISDIR(victim->i_mode))
+			clear_nlink(victim);
+		else if (victim->i_nlink)
+			drop_nlink(victim);
+	}
+	if (!err) {
+		lfs_copy_attr(olddir, d_inode(lfs_upper(old->d_parent)));
+		lfs_copy_attr(newdir, d_inode(lfs_upper(new->d_parent)));
+	}
+out_drop:
+	lfs_drop_write(old);
+	return err;
+}

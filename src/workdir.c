@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * layerfs: the work directory.
+ *
+ * workdir= holds two directories of layerfs's own, on the upper
+ * filesystem:
+ *   work/   scratch space: new objects are built here under temporary
+ *           names ("#<n>") and renamed into the upper layer when complete,
+ *           and removed directories pass through here on their way out.
+ *           Whatever is left in it (a crash) is removed at the next mount.
+ *   index/  the hard-link index: for each lower object with several links
+ *           that was copied up, a hard link to the copy, named by the
+ *           st_ino layerfs shows for it (16 hex digits).  The other names
+ *           of that object find their copy here (see copy_up.c).
+ *
+ * Everything here runs with the mounter's credentials.
+ */
+#define pr_fmt(fmt) "layerfs: " fmt
+
+#include <linux/namei.h>
+#include <linux/xattr.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include "layerfs.h"
+
+/* how deep a tree left in work/ may be; deeper leftovers stay, with a warning */
+#define LFS_WORK_MAX_DEPTH	4
+
+/* names of one real directory, each as a type byte, the name and a NUL */
+struct lfs_names {
+	struct dir_context ctx;
+	char *buf;
+	size_t used;
+	size_t cap;
+	unsigned int count;
+	int err;
+};
+
+static bool lfs_names_actor(struct dir_context *ctx, const char *name, int len,
+			    loff_t offset, u64 ino, unsigned int type)
+{
+	struct lfs_names *n = container_of(ctx, struct lfs_names, ctx);
+
+	if (len <= 2 && name[0] == '.' && (len == 1 || name[1] == '.'))
+		return true;
+	if (n->used + len + 2 > n->cap) {
+		size_t cap = max_t(size_t, 2 * n->cap, 4096);
+		char *buf = kvmalloc(cap, GFP_KERNEL);
+
+		if (!buf) {
+			n->err = -ENOMEM;
+			return false;
+		}
+		if (n->used)
+			memcpy(buf, n->buf, n->used);
+		kvfree(n->buf);
+		n->buf = buf;
+		n->cap = cap;
+	}
+	n->buf[n->used++] = type;
+	memcpy(n->buf + n->used, name, len);
+	n->used += len;
+	n->buf[n->used++] = '\0';
+	n->count++;
+	return true;
+}
+
+/* Read every name of a real directory.  Free @n->buf with kvfree(). */
+static int lfs_read_names(struct vfsmount *mnt, struct dentry *dir,
+			  struct lfs_names *n)
+{
+	struct path path = { .mnt = mnt, .dentry = dir };
+	struct file *file;
+	int err;
+
+	memset(n, 0, sizeof(*n));
+	n->ctx.actor = lfs_names_actor;
+	file = dentry_open(&path, O_RDONLY | O_DIRECTORY | O_LARGEFILE,
+			   current_cred());
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	err = iterate_dir(file, &n->ctx);
+	fput(file);
+	if (!err)
+		err = n->err;
+	if (err) {
+		kvfree(n->buf);
+		n->buf = NULL;
+	}
+	return err;
+}
+
+/* the next record after @rec in a names buffer, or NULL */
+static const char *lfs_names_next(const struct lfs_names *n, const char *rec)
+{
+	rec = rec ? rec + strlen(rec + 1) + 2 : n->buf;
+	return rec < n->buf + n->used ? rec : NULL;
+}
+
+static int lfs_remove_tree(struct lfs_sb *sbi, struct dentry *dir, int depth);
+
+/*
+ * Remove one child of a real directory.  Caller holds @dir's i_rwsem;
+ * for a directory it is dropped while the subtree is emptied, and the
+ * child is looked up again.
+ */
+static int lfs_remove_child(struct lfs_sb *sbi, struct dentry *dir,
+			    struct dentry *child, int depth)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	int err;
+
+	if (!d_is_dir(child))
+		return vfs_unlink(userns, d_inode(dir), child, NULL);
+	if (depth >= LFS_WORK_MAX_DEPTH)
+		return -ELOOP;
+	inode_unlock(d_inode(dir));
+	err = lfs_remove_tree(sbi, child, depth + 1);
+	inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
+	if (err)
+		return err;
+	if (child->d_parent != dir || d_unhashed(child))
+		return -ESTALE;
+	return vfs_rmdir(userns, d_inode(dir), child);
+}
+
+/* Empty a real directory of the upper filesystem, recursively. */
+static int lfs_remove_tree(struct lfs_sb *sbi, struct dentry *dir, int depth)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct lfs_names names;
+	const char *rec = NULL;
+	int err;
+
+	err = lfs_read_names(sbi->upper->mnt, dir, &names);
+	if (err)
+		return err;
+	inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
+	while (!err && (rec = lfs_names_next(&names, rec))) {
+		struct dentry *child;
+
+		child = lookup_one(userns, rec + 1, dir, strlen(rec + 1));
+		if (IS_ERR(child)) {
+			err = PTR_ERR(child);
+			break;
+		}
+		if (d_is_positive(child))
+			err = lfs_remove_child(sbi, dir, child, depth);
+		dput(child);
+	}
+	inode_unlock(d_inode(dir));
+	kvfree(names.buf);
+	return err;
+}
+
+/* workdir=/@name, made if missing; emptied when @clean */
+static struct dentry *lfs_work_subdir(struct fs_context *fc, struct lfs_sb *sbi,
+				      const char *name, bool clean)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct inode *dir = d_inode(sbi->workdir);
+	struct dentry *d;
+	int err;
+
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	d = lookup_one(userns, name, sbi->workdir, strlen(name));
+	if (IS_ERR(d))
+		goto out_unlock;
+	if (d_is_negative(d)) {
+		err = vfs_mkdir(userns, dir, d, 0700);
+		if (!err && (d_unhashed(d) || d_is_negative(d))) {
+			/* some filesystems leave the new dentry unhashed */
+			dput(d);
+			d = lookup_one(userns, name, sbi->workdir, strlen(name));
+			if (!IS_ERR(d) && d_is_negative(d))
+				err = -EIO;
+		}
+		if (err) {
+			if (!IS_ERR(d))
+				dput(d);
+			d = ERR_PTR(err);
+		}
+	} else if (!d_is_dir(d)) {
+		dput(d);
+		d = ERR_PTR(-ENOTDIR);
+	}
+out_unlock:
+	inode_unlock(dir);
+	if (IS_ERR(d)) {
+		lfs_err(fc, "workdir \"%s\": cannot make %s/ (%ld)",
+			sbi->work_name, name, PTR_ERR(d));
+		return d;
+	}
+	if (clean) {
+		err = lfs_remove_tree(sbi, d, 0);
+		if (err) {
+			lfs_err(fc, "workdir \"%s\": cannot empty %s/ (%d)",
+				sbi->work_name, name, err);
+			dput(d);
+			return ERR_PTR(err);
+		}
+	}
+	return d;
+}
+
+/* trusted.* xattrs carry every marker: the upper filesystem must keep them */
+static int lfs_probe_xattr(struct fs_context *fc, struct lfs_sb *sbi)
+{
+	static const char probe[] = LFS_XATTR_PREFIX "lfs.probe";
+	int err;
+
+	err = lfs_set_xattr(sbi, sbi->work, probe, LFS_XATTR_TRUE, 1);
+	if (!err)
+		err = vfs_removexattr(mnt_user_ns(sbi->upper->mnt), sbi->work, probe);
+	if (err)
+		lfs_err(fc, "upperdir \"%s\": the filesystem does not keep trusted.* xattrs (%d)",
+			sbi->upper->name, err);
+	return err ? -EINVAL : 0;
+}
+
+struct lfs_dtype_probe {
+	struct dir_context ctx;
+	bool typed;
+};
+
+static bool lfs_dtype_actor(struct dir_context *ctx, const char *name, int len,
+			    loff_t offset, u64 ino, unsigned int type)
+{
+	struct lfs_dtype_probe *p = container_of(ctx, struct lfs_dtype_probe, ctx);
+
+	if (type != DT_UNKNOWN && type != DT_DIR)
+		p->typed = true;
+	return true;
+}
+
+/* readdir must say what type each name is, or whiteouts cost a lookup each */
+static int lfs_probe_dtype(struct fs_context *fc, struct lfs_sb *sbi)
+{
+	struct lfs_dtype_probe p = { .ctx.actor = lfs_dtype_actor };
+	struct path path = { .mnt = sbi->upper->mnt, .dentry = sbi->work };
+	struct dentry *tmp;
+	struct file *file;
+	int err;
+
+	tmp = lfs_work_create(sbi, S_IFREG | 0600, NULL, 0);
+	if (IS_ERR(tmp))
+		return PTR_ERR(tmp);
+	file = dentry_open(&path, O_RDONLY | O_DIRECTORY, current_cred());
+	err = PTR_ERR_OR_ZERO(file);
+	if (!err) {
+		err = iterate_dir(file, &p.ctx);
+		fput(file);
+	}
+	lfs_work_remove(sbi, tmp);
+	dput(tmp);
+	if (!err && !p.typed) {
+		lfs_err(fc, "upperdir \"%s\": the filesystem does not report file types (d_type)",
+			sbi->upper->name);
+		err = -EINVAL;
+	}
+	return err;
+}
+
+/**
+ * lfs_work_prepare - set up work/ and index/ at mount
+ * @fc: the mount context
+ * @sbi: the superblock info, with its upper layer taken
+ *
+ * Return: 0, or -errno after logging why.
+ */
+int lfs_work_prepare(struct fs_context *fc, struct lfs_sb *sbi)
+{
+	int err;
+
+	err = mnt_want_write(sbi->upper->mnt);
+	if (err) {
+		lfs_err(fc, "upperdir \"%s\": not writable (%d)", sbi->upper->name, err);
+		return err;
+	}
+	sbi->work = lfs_work_subdir(fc, sbi, LFS_WORK_NAME, true);
+	if (IS_ERR(sbi->work)) {
+		err = PTR_ERR(sbi->work);
+		sbi->work = NULL;
+		goto out;
+	}
+	sbi->index = lfs_work_subdir(fc, sbi, LFS_INDEX_NAME, false);
+	if (IS_ERR(sbi->index)) {
+		err = PTR_ERR(sbi->index);
+		sbi->index = NULL;
+		goto out;
+	}
+	err = lfs_probe_xattr(fc, sbi);
+	if (!err)
+		err = lfs_probe_dtype(fc, sbi);
+out:
+	mnt_drop_write(sbi->upper->mnt);
+	return err;
+}
+
+/**
+ * lfs_work_create - a new object in work/, under a temporary name
+ * @sbi: the superblock info
+ * @mode: type and permission bits
+ * @link: the target, for a symlink
+ * @rdev: the device, for a device node
+ *
+ * The owner is the current fsuid/fsgid.  Caller holds write access to
+ * the upper mount.
+ * Return: the new positive dentry, or an ERR_PTR.
+ */
+struct dentry *lfs_work_create(struct lfs_sb *sbi, umode_t mode,
+			       const char *link, dev_t rdev)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct inode *dir = d_inode(sbi->work);
+	char name[24];
+	struct dentry *d;
+	int err;
+
+	snprintf(name, sizeof(name), "#%lx",
+		 (unsigned long)atomic_long_inc_return(&sbi->tmp_seq));
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	d = lookup_one(userns, name, sbi->work, strlen(name));
+	if (IS_ERR(d))
+		goto out_unlock;
+	err = -EEXIST;
+	if (d_is_positive(d))
+		goto out_dput;
+
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		err = vfs_create(userns, dir, d, mode, true);
+		break;
+	case S_IFDIR:
+		err = vfs_mkdir(userns, dir, d, mode);
+		break;
+	case S_IFLNK:
+		err = vfs_symlink(userns, dir, d, link);
+		break;
+	default:
+		err = vfs_mknod(userns, dir, d, mode, rdev);
+		break;
+	}
+	if (err)
+		goto out_dput;
+	if (d_unhashed(d) || d_is_negative(d)) {
+		dput(d);
+		d = lookup_one(userns, name, sbi->work, strlen(name));
+		if (!IS_ERR(d) && d_is_negative(d)) {
+			err = -EIO;
+			goto out_dput;
+		}
+	}
+	goto out_unlock;
+
+out_dput:
+	dput(d);
+	d = ERR_PTR(err);
+out_unlock:
+	inode_unlock(dir);
+	return d;
+}
+
+/**
+ * lfs_work_whiteout - a native whiteout in work/, to be renamed into place
+ * @sbi: the superblock info
+ *
+ * Return: the whiteout's dentry, or an ERR_PTR.
+ */
+struct dentry *lfs_work_whiteout(struct lfs_sb *sbi)
+{
+	struct dentry *wh;
+	int err;
+
+	wh = lfs_work_create(sbi, S_IFLNK | 0777, LFS_WHITEOUT_TARGET, 0);
+	if (IS_ERR(wh))
+		return wh;
+	err = lfs_set_xattr(sbi, wh, LFS_XATTR_WHITEOUT, LFS_XATTR_TRUE, 1);
+	if (err) {
+		lfs_work_remove(sbi, wh);
+		dput(wh);
+		return ERR_PTR(err);
+	}
+	return wh;
+}
+
+/**
+ * lfs_work_remove - remove an object from work/, with what it holds
+ * @sbi: the superblock info
+ * @victim: a dentry in work/
+ *
+ * Failure only leaves the object for the next mount to remove.
+ */
+void lfs_work_remove(struct lfs_sb *sbi, struct dentry *victim)
+{
+	struct inode *dir = d_inode(sbi->work);
+	int err = 0;
+
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	if (victim->d_parent == sbi->work && d_is_positive(victim) &&
+	    !d_unhashed(victim))
+		err = lfs_remove_child(sbi, sbi->work, victim, 0);
+	inode_unlock(dir);
+	if (err)
+		pr_warn_ratelimited("cannot remove %pd from the work directory (%d); the next mount will\n",
+				    victim, err);
+}
+
+/**
+ * lfs_set_xattr - set one of layerfs's markers on an upper object
+ * @sbi: the superblock info
+ * @upper: the upper object
+ * @name: the xattr
+ * @value: its value
+ * @size: the value's length
+ *
+ * Caller runs as the mounter.
+ */
+int lfs_set_xattr(struct lfs_sb *sbi, struct dentry *upper, const char *name,
+		  const void *value, size_t size)
+{
+	return vfs_setxattr(mnt_user_ns(sbi->upper->mnt), upper, name, value,
+			    size, 0);
+}
+
+/**
+ * lfs_clear_whiteouts - remove the whiteouts of an upper directory
+ * @sbi: the superblock info
+ * @upperdir: the directory, not locked
+ *
+ * Used before a merged directory that looks empty is removed or replaced.
+ * Caller holds the layerfs directory's lock, so nothing is added meanwhile.
+ * Return: 0, -ENOTEMPTY if it holds anything but whiteouts, or -errno.
+ */
+int lfs_clear_whiteouts(struct lfs_sb *sbi, struct dentry *upperdir)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct inode *dir = d_inode(upperdir);
+	struct lfs_names names;
+	const char *rec = NULL;
+	int err;
+
+	err = lfs_read_names(sbi->upper->mnt, upperdir, &names);
+	if (err || !names.count)
+		goto out;
+	inode_lock_nested(dir, I_MUTEX_CHILD);
+	while (!err && (rec = lfs_names_next(&names, rec))) {
+		struct dentry *child;
+
+		child = lookup_one(userns, rec + 1, upperdir, strlen(rec + 1));
+		if (IS_ERR(child)) {
+			err = PTR_ERR(child);
+			break;
+		}
+		if (d_is_positive(child)) {
+			if (lfs_is_whiteout(sbi->upper, child, 0))
+				err = vfs_unlink(userns, dir, child, NULL);
+			else
+				err = -ENOTEMPTY;
+		}
+		dput(child);
+	}
+	inode_unlock(dir);
+out:
+	kvfree(names.buf);
+	return err;
+}
+
+/**
+ * lfs_index_name - the index entry's name for a lower object
+ * @ino: the st_ino layerfs shows for it
+ * @buf: room for LFS_INDEX_NAMELEN bytes
+ */
+void lfs_index_name(u64 ino, char *buf)
+{
+	snprintf(buf, LFS_INDEX_NAMELEN, "%016llx", ino);
+}
+
+/**
+ * lfs_index_lookup - find the copy of a lower object with several links
+ * @sbi: the superblock info
+ * @ino: the st_ino layerfs shows for the lower object
+ * @lower: the lower inode, to check the entry really is its copy
+ *
+ * Caller runs as the mounter.
+ * Return: the upper copy's index dentry, NULL if there is none (or the
+ * entry is stale: it was made for another lower stack), or an ERR_PTR.
+ */
+struct dentry *lfs_index_lookup(struct lfs_sb *sbi, u64 ino,
+				const struct inode *lower)
+{
+	char name[LFS_INDEX_NAMELEN];
+	struct lfs_origin origin;
+	struct dentry *d;
+
+	lfs_index_name(ino, name);
+	d = lookup_one_unlocked(mnt_user_ns(sbi->upper->mnt), name, sbi->index,
+				strlen(name));
+	if (IS_ERR(d))
+		return PTR_ERR(d) == -ENOENT ? NULL : d;
+	if (d_is_positive(d) && !d_is_dir(d) && !lfs_read_origin(d, &origin) &&
+	    le64_to_cpu(origin.real_ino) == lower->i_ino &&
+	    le32_to_cpu(origin.generation) == lower->i_generation)
+		return d;
+	dput(d);
+	return NULL;
+}

@@ -122,22 +122,20 @@ static struct dentry *lfs_install(struct lfs_sb *sbi, struct dentry *temp,
 	}
 	rd.new_dentry = target;
 	err = vfs_rename(&rd);
+	if (err || !exchanged)
+		goto out_target;
+	unlock_rename(work, upperdir);
+	/* the dentries were exchanged: the whiteout is in work/ now */
+	lfs_work_remove(sbi, target);
+	dput(target);
+	goto out_lookup;
 out_target:
 	dput(target);
 out_unlock:
 	unlock_rename(work, upperdir);
 	if (err)
 		return ERR_PTR(err);
-	if (exchanged) {
-		/* the whiteout now has the temporary name */
-		struct dentry *wh = lookup_one_unlocked(userns, temp->d_name.name,
-							work, temp->d_name.len);
-
-		if (!IS_ERR(wh)) {
-			lfs_work_remove(sbi, wh);
-			dput(wh);
-		}
-	}
+out_lookup:
 	upper = lookup_one_unlocked(userns, name->name, upperdir, name->len);
 	if (!IS_ERR(upper) && d_is_negative(upper)) {
 		dput(upper);
@@ -535,9 +533,65 @@ int lfs_rmdir(struct inode *dir, struct dentry *dentry)
 	return lfs_remove(dir, dentry, true);
 }
 
+/* Put @len bytes of @s in front of the path being built backwards at *@p. */
+static int lfs_path_prepend(char *buf, char **p, const char *s, size_t len)
+{
+	if (*p - buf < len + 1)
+		return -ENAMETOOLONG;
+	*p -= len;
+	memcpy(*p, s, len);
+	*--*p = '/';
+	return 0;
+}
+
+/*
+ * Where a directory's lower parts are, as an absolute path in the lower
+ * layers: its own name under its parent's, up to the first ancestor that
+ * says (by a redirect) where its own parts are.  Caller runs as the
+ * mounter and holds the VFS rename locks.
+ * Return: a pointer into @buf, or an ERR_PTR.
+ */
+static char *lfs_lower_path(struct lfs_sb *sbi, struct dentry *dentry, char *buf)
+{
+	char *p = buf + PATH_MAX - 1, *redirect = buf;
+	struct dentry *d = dget(dentry);
+	int err = 0;
+
+	*p = '\0';
+	while (!err && !IS_ROOT(d)) {
+		struct dentry *upper = lfs_upper(d), *parent;
+		int len = 0;
+
+		/* the path so far is at the end of buf; the redirect goes first */
+		if (upper)
+			len = lfs_real_getxattr(sbi->upper, upper, LFS_XATTR_REDIRECT,
+						redirect, p - buf - 1);
+		if (len > 0 && !memchr(redirect, '\0', len)) {
+			if (redirect[0] == '/') {
+				/* absolute: the rest of the way up is known */
+				if (len > 1)
+					err = lfs_path_prepend(buf, &p, redirect + 1,
+							       len - 1);
+				break;
+			}
+			err = lfs_path_prepend(buf, &p, redirect, len);
+		} else {
+			err = lfs_path_prepend(buf, &p, d->d_name.name,
+					       d->d_name.len);
+		}
+		parent = dget_parent(d);
+		dput(d);
+		d = parent;
+	}
+	dput(d);
+	if (err)
+		return ERR_PTR(err);
+	return *p ? p : ERR_PTR(-EINVAL);
+}
+
 /*
  * A directory with lower parts keeps them when it moves: record where
- * they are, unless it already says so.
+ * they are, unless it already says so with an absolute redirect.
  */
 static int lfs_set_redirect(struct lfs_sb *sbi, struct dentry *dentry)
 {
@@ -547,17 +601,21 @@ static int lfs_set_redirect(struct lfs_sb *sbi, struct dentry *dentry)
 
 	if (!LFS_E(dentry)->nr)
 		return 0;
-	err = lfs_real_getxattr(sbi->upper, upper, LFS_XATTR_REDIRECT, NULL, 0);
-	if (err > 0)
-		return 0;
 	buf = kmalloc(PATH_MAX, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	path = dentry_path_raw(dentry, buf, PATH_MAX);
+	err = lfs_real_getxattr(sbi->upper, upper, LFS_XATTR_REDIRECT, buf,
+				PATH_MAX);
+	if (err > 0 && buf[0] == '/') {
+		err = 0;
+		goto out;
+	}
+	path = lfs_lower_path(sbi, dentry, buf);
 	err = PTR_ERR_OR_ZERO(path);
 	if (!err)
 		err = lfs_set_xattr(sbi, upper, LFS_XATTR_REDIRECT, path,
 				    strlen(path));
+out:
 	kfree(buf);
 	return err;
 }

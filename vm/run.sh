@@ -10,7 +10,7 @@
 # Environment:
 #   LFS_CACHE     kernel cache (default $HOME/.cache/layerfs)
 #   FLAVOUR       debug (default) or perf
-#   VM_TIMEOUT    seconds before a test guest counts as hung (default 1800)
+#   VM_TIMEOUT    seconds before a test guest counts as hung (default 3600)
 #   VM_MEM, VM_CPUS  guest memory and CPUs (default 2G, 2)
 #   LFS_KVM=1     use KVM instead of TCG (nested KVM hangs on our machines)
 #   LFS_SELFTEST  harness self-tests, see vm/guest/init
@@ -30,7 +30,7 @@ cache=${LFS_CACHE:-$HOME/.cache/layerfs}
 flavour=${FLAVOUR:-debug}
 kernel=$cache/build-$flavour/arch/x86/boot/bzImage
 res=${LFS_RESULTS:-$repo/build/vm-results}
-timeout_s=${VM_TIMEOUT:-1800}
+timeout_s=${VM_TIMEOUT:-3600}
 
 [ -f "$kernel" ] || {
 	echo "run: no kernel at $kernel: run 'make kernel'" >&2

@@ -5,27 +5,10 @@
 # The busybox image comes from the host (images/busybox, linked from
 # build/images/busybox by 'make image-busybox'; make vm-test builds it).
 #
-# Until layerfs can mount, the tests that mount skip: see lfs_demo_guard.
 # LFS_DEMO_FSTYPE=overlay runs them on the kernel's overlayfs instead (as a
 # check of the demo itself, also on a host that has overlayfs built in).
 
 DEMO_FSTYPE=${LFS_DEMO_FSTYPE:-layerfs}
-
-# lfs_demo_guard: can the module mount a writable one-layer stack and
-# create a file in it? (the demo writes). Prints why not, or nothing.
-lfs_demo_guard() {
-	local d=$BATS_FILE_TMPDIR/guard
-	mkdir -p "$d/lower" "$d/upper" "$d/work" "$d/mnt"
-	echo x >"$d/lower/f"
-	if ! mount -t layerfs -o "lowerdir=$d/lower,upperdir=$d/upper,workdir=$d/work" \
-		layerfs "$d/mnt" 2>"$d/err"; then
-		echo "layerfs cannot mount yet: mount -t layerfs -o lowerdir=,upperdir=,workdir=: $(sed "s/^mount: [^:]*: //;q" "$d/err")"
-		return
-	fi
-	touch "$d/mnt/new" 2>"$d/err" ||
-		echo "layerfs cannot write yet: touch in a layerfs mount: $(sed "s/^touch: //;q" "$d/err")"
-	umount "$d/mnt"
-}
 
 # lfs_demo NAME ARGS...: run the demo in $LFS_EXT4/NAME; output in NAME.out,
 # status in NAME.rc, both in BATS_FILE_TMPDIR
@@ -46,20 +29,12 @@ lfs_container_output() {
 }
 
 setup_file() {
-	[ "$DEMO_FSTYPE" != layerfs ] || LFS_DEMO_SKIP=$(lfs_demo_guard)
-	export LFS_DEMO_SKIP
-	[ -z "$LFS_DEMO_SKIP" ] || return 0
 	lfs_demo entrypoint
 	# shellcheck disable=SC2016 # expanded by the container's shell
 	lfs_demo cmd --cmd64 "$(printf %s 'cat /etc/os-release; echo "$GREETING in $PWD"' | base64 -w0)"
 }
 
-lfs_need_mount() {
-	[ -z "$LFS_DEMO_SKIP" ] || skip "$LFS_DEMO_SKIP"
-}
-
 @test "the demo runs the busybox image from start to end and exits 0" {
-	lfs_need_mount
 	cat "$BATS_FILE_TMPDIR/entrypoint.out"
 	[ "$(cat "$BATS_FILE_TMPDIR/entrypoint.rc")" = 0 ]
 	grep -c '^==== demo step' "$BATS_FILE_TMPDIR/entrypoint.out" | grep -qx 7
@@ -67,7 +42,6 @@ lfs_need_mount() {
 }
 
 @test "the entrypoint sees the merged image, as PID 1 with the config's env and workdir" {
-	lfs_need_mount
 	lfs_container_output entrypoint
 	diff -u - "$BATS_TEST_TMPDIR/out" <<'EOF'
 Hello from the layerfs demo image: layerfs busybox demo 3
@@ -79,7 +53,6 @@ EOF
 
 @test "what the container wrote is in the upper directory, in full, and only there" {
 	local up=$LFS_EXT4/60-demo-entrypoint/upper
-	lfs_need_mount
 	(cd "$up" && find . -mindepth 1 -printf '%y %m %P\n' | sort -k3) >"$BATS_TEST_TMPDIR/upper"
 	diff -u - "$BATS_TEST_TMPDIR/upper" <<'EOF'
 d 755 etc
@@ -100,7 +73,6 @@ EOF
 
 @test "the image's layer directories are byte for byte the same after the run" {
 	local d=$LFS_EXT4/60-demo-entrypoint
-	lfs_need_mount
 	[ -s "$d/layers.before" ]
 	cmp "$d/layers.before" "$d/layers.after"
 	grep -qx 'layerfs-demo.txt is in the upper directory and in none of the 3 layers' \
@@ -108,14 +80,12 @@ EOF
 }
 
 @test "the demo leaves nothing mounted" {
-	lfs_need_mount
 	run findmnt -rn -o TARGET
 	[[ $output != *60-demo* ]]
 	grep -q '^\$ umount ' "$BATS_FILE_TMPDIR/entrypoint.out"
 }
 
 @test "the demo runs a given command instead of the entrypoint" {
-	lfs_need_mount
 	cat "$BATS_FILE_TMPDIR/cmd.out"
 	[ "$(cat "$BATS_FILE_TMPDIR/cmd.rc")" = 0 ]
 	lfs_container_output cmd

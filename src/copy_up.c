@@ -326,6 +326,29 @@ out_unlock:
 }
 
 /*
+ * The name was taken while the copy was made: a rename or unlink in the
+ * parent made this dentry a dead one (an open file may still use it).
+ * Keep the copy as the unlinked object it now is, as any filesystem
+ * would, by unlinking it from work/.  A directory cannot be kept so.
+ */
+static struct dentry *lfs_cu_orphan(struct lfs_cu *cu)
+{
+	struct user_namespace *userns = mnt_user_ns(cu->sbi->upper->mnt);
+	struct inode *dir = d_inode(cu->sbi->work);
+	int err = -ENOENT;
+
+	if (d_is_dir(cu->temp))
+		return ERR_PTR(err);
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	if (cu->temp->d_parent == cu->sbi->work)
+		err = vfs_unlink(userns, dir, cu->temp, NULL);
+	inode_unlock(dir);
+	if (err)
+		return ERR_PTR(err);
+	return dget(cu->temp);
+}
+
+/*
  * Rename the complete copy from work/ to its place in the upper layer.
  * Return: the upper dentry, or an ERR_PTR.
  */
@@ -338,6 +361,7 @@ static struct dentry *lfs_cu_install(struct lfs_cu *cu)
 		.old_mnt_userns = userns,
 		.new_mnt_userns = userns,
 	};
+	bool taken = false;
 	int err;
 
 	trap = lock_rename(work, cu->upperparent);
@@ -348,9 +372,10 @@ static struct dentry *lfs_cu_install(struct lfs_cu *cu)
 	err = PTR_ERR_OR_ZERO(target);
 	if (err)
 		goto out_unlock;
-	err = -EEXIST;
-	if (d_is_positive(target) || target == trap)
+	if (d_is_positive(target) || target == trap) {
+		taken = true;
 		goto out_target;
+	}
 
 	rd.old_dir = d_inode(work);
 	rd.old_dentry = cu->temp;
@@ -361,6 +386,8 @@ out_target:
 	dput(target);
 out_unlock:
 	unlock_rename(work, cu->upperparent);
+	if (taken)
+		return lfs_cu_orphan(cu);
 	if (err)
 		return ERR_PTR(err);
 	/* local filesystems move the dentry; look it up where it now is */
@@ -458,9 +485,13 @@ static struct dentry *lfs_cu_link_up(struct lfs_cu *cu, struct dentry *copy)
 	target = lookup_one(userns, name->name, cu->upperparent, name->len);
 	if (IS_ERR(target))
 		goto out_unlock;
-	err = -EEXIST;
-	if (d_is_negative(target))
-		err = vfs_link(copy, userns, dir, target, NULL);
+	if (d_is_positive(target)) {
+		/* the name was taken meanwhile (see lfs_cu_orphan()) */
+		dput(target);
+		target = dget(copy);
+		goto out_unlock;
+	}
+	err = vfs_link(copy, userns, dir, target, NULL);
 	if (!err && d_is_negative(target))
 		err = -EIO;
 	if (err) {

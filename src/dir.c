@@ -499,6 +499,9 @@ static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 		err = lower;
 		goto out_revert;
 	}
+	/* no copy-up of this file (through an open) may slip in meanwhile */
+	if (!is_dir)
+		mutex_lock(&LFS_I(inode)->lock);
 	upper = lfs_upper(dentry);
 	if (lower)
 		err = lfs_whiteout_name(sbi, lfs_upper(parent), &dentry->d_name,
@@ -507,6 +510,8 @@ static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 		err = lfs_remove_upper(sbi, lfs_upper(parent), upper);
 	else
 		err = -ESTALE;	/* neither layer holds it any more */
+	if (!is_dir)
+		mutex_unlock(&LFS_I(inode)->lock);
 out_revert:
 	revert_creds(old_cred);
 	if (!err) {
@@ -736,6 +741,8 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 {
 	struct lfs_sb *sbi = LFS_SB(old->d_sb);
 	struct inode *victim = d_inode(new);
+	bool victim_locked = victim && !S_ISDIR(victim->i_mode) &&
+			     !(flags & RENAME_EXCHANGE);
 	const struct cred *old_cred;
 	struct qstr oldname;
 	bool whiteout_left;
@@ -767,7 +774,12 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 		goto out_revert;
 
 	oldname = old->d_name;
+	/* a file replaced here must not be copied up meanwhile */
+	if (victim_locked)
+		mutex_lock(&LFS_I(victim)->lock);
 	err = lfs_rename_upper(sbi, old, new, flags, &whiteout_left);
+	if (victim_locked)
+		mutex_unlock(&LFS_I(victim)->lock);
 	if (!err)
 		err = lfs_rename_fix_old(sbi, lfs_upper(old->d_parent), &oldname,
 					 lower, whiteout_left);

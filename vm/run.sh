@@ -15,6 +15,17 @@
 #   LFS_KVM=1     use KVM instead of TCG (nested KVM hangs on our machines)
 #   LFS_SELFTEST  harness self-tests, see vm/guest/init
 #   LFS_RESULTS   where results go (default build/vm-results)
+#   LFS_SCRATCH   the ext4 scratch disk image (default LFS_RESULTS.scratch.img)
+#   LFS_SCRATCH_KEEP=1  boot on the existing scratch image as it is (no mkfs),
+#                 e.g. to look at what a guest reset left on it
+#   LFS_EXPECT_RESET=1  the guest is meant to end in a reset without sync
+#                 (a script that writes results/reset-armed, then
+#                 'echo b >/proc/sysrq-trigger'): the run passes when the
+#                 guest armed the reset, the console shows it, and the kernel
+#                 log up to it is clean; completion, module unload and
+#                 kmemleak are not asked for
+#   LFS_FSTYPE, LFS_GUEST_ENV ("VAR=VALUE ...")  passed to the guest's
+#                 environment (kernel command line: no spaces in values)
 #
 # Exits 0 only when every test passed, the module unloaded, and the kernel
 # reported nothing: no BUG/WARNING/KASAN/UBSAN/lockdep/Oops/hung task
@@ -66,9 +77,17 @@ fi
 
 rm -rf "$res"
 mkdir -p "$res"
-scratch=${res%/}.scratch.img
-rm -f "$scratch"
-truncate -s "${VM_DISK:-4G}" "$scratch"
+scratch=${LFS_SCRATCH:-${res%/}.scratch.img}
+expect_reset=${LFS_EXPECT_RESET:-0}
+if [ "${LFS_SCRATCH_KEEP:-0}" = 1 ]; then
+	[ -f "$scratch" ] || {
+		echo "run: LFS_SCRATCH_KEEP=1 but no scratch image at $scratch" >&2
+		exit 1
+	}
+else
+	rm -f "$scratch"
+	truncate -s "${VM_DISK:-4G}" "$scratch"
+fi
 # trees too slow to build in the guest, made once on the host
 fixtures=$repo/build/fixtures
 gen=$repo/tests/bats/fixtures.sh
@@ -79,7 +98,8 @@ if [ ! -f "$fixtures/.stamp" ] || [ "$gen" -nt "$fixtures/.stamp" ] ||
 	"$gen" "$fixtures/fixtures" || exit 1
 	touch "$fixtures/.stamp"
 fi
-mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 -d "$fixtures" "$scratch"
+[ "${LFS_SCRATCH_KEEP:-0}" = 1 ] ||
+	mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 -d "$fixtures" "$scratch"
 
 cmdline="console=ttyS0 loglevel=5 root=root rootfstype=9p ro acpi=noirq tsc=unstable"
 cmdline+=" rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=512000"
@@ -89,6 +109,9 @@ cmdline+=" LFS_TESTS=$(IFS=:; echo "${tests[*]}")"
 [ -n "$script" ] && cmdline+=" LFS_SCRIPT=$script"
 [ -n "${LFS_MODULE:-}" ] && cmdline+=" LFS_MODULE=$LFS_MODULE"
 [ "$flavour" = debug ] && cmdline+=" panic_on_warn=1"
+[ "$expect_reset" = 1 ] && cmdline+=" LFS_EXPECT_RESET=1"
+[ -n "${LFS_FSTYPE:-}" ] && cmdline+=" LFS_FSTYPE=$LFS_FSTYPE"
+[ -n "${LFS_GUEST_ENV:-}" ] && cmdline+=" $LFS_GUEST_ENV"
 
 accel=(-accel tcg,thread=multi -cpu "${VM_CPU:-max}")
 [ "${LFS_KVM:-0}" = 1 ] && accel=(-accel kvm -cpu host)
@@ -121,7 +144,15 @@ if [ "$qemu_rc" = 124 ] || [ "$qemu_rc" = 137 ]; then
 elif [ "$qemu_rc" != 0 ]; then
 	problems+=("qemu exited with status $qemu_rc")
 fi
-[ -f "$res/guest-done" ] || problems+=("guest did not report completion")
+if [ "$expect_reset" = 1 ]; then
+	# a reset ends qemu (-no-reboot) before the guest can report anything
+	[ -f "$res/guest-done" ] && problems+=("guest finished instead of resetting")
+	[ -f "$res/reset-armed" ] || problems+=("guest did not arm the reset")
+	grep -aq 'sysrq: Resetting' "$res/console.log" ||
+		problems+=("console does not show the sysrq reset")
+else
+	[ -f "$res/guest-done" ] || problems+=("guest did not report completion")
+fi
 
 # kernel lines on the console (they carry a timestamp) and the full log
 grep -a '^\[ *[0-9]*\.[0-9]*\]' "$res/console.log" >"$res/console-kernel"
@@ -132,7 +163,8 @@ fi
 if [ -f "$res/insmod.rc" ] && [ "$(cat "$res/insmod.rc")" != 0 ]; then
 	problems+=("insmod failed")
 fi
-if [ -f "$res/insmod.rc" ] && [ "$(cat "$res/rmmod.rc" 2>/dev/null)" != 0 ]; then
+if [ "$expect_reset" != 1 ] && [ -f "$res/insmod.rc" ] &&
+	[ "$(cat "$res/rmmod.rc" 2>/dev/null)" != 0 ]; then
 	problems+=("module did not unload")
 fi
 if [ -f "$res/tainted" ]; then
@@ -150,7 +182,9 @@ fi
 
 if [ "$mode" = script ]; then
 	src=$(cat "$res/script.rc" 2>/dev/null || echo none)
-	[ "$src" = 0 ] || problems+=("guest script $script exited with status $src")
+	# a guest that reset as it was meant to leaves no exit status
+	[ "$src" = 0 ] || { [ "$expect_reset" = 1 ] && [ "$src" = none ]; } ||
+		problems+=("guest script $script exited with status $src")
 	if [ ${#problems[@]} != 0 ]; then
 		for p in "${problems[@]}"; do
 			echo "vm: FAIL: $p" >&2

@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# Copy-up atomicity across a crash (vm/crash-test.sh), and the harness
+# mode it rests on: a guest booted to end in a reset (vm/run.sh with
+# LFS_EXPECT_RESET=1) passes only if it reset cleanly.
+#
+# LFS_CRASH_ROUNDS (default 3) crash points; LFS_FSTYPE=overlay runs the
+# crash test on the kernel's overlay (validates the test itself).
+
+setup() {
+	REPO=$(cd "$BATS_TEST_DIRNAME/../../.." && pwd)
+}
+
+# Boot a guest running crash-copyup.sh steps; LFS_EXPECT_RESET from $1.
+lfs_reset_run() {
+	local reset=$1
+
+	shift
+	LFS_RESULTS=$BATS_TEST_TMPDIR/res LFS_EXPECT_RESET=$reset VM_TIMEOUT=600 \
+		run "$REPO/vm/run.sh" script vm/guest/crash-copyup.sh \
+		"${LFS_FSTYPE:-layerfs}" 1 1 2 0 "$@"
+	echo "$output" | tail -n 15
+}
+
+@test "a guest meant to reset that resets cleanly passes" {
+	lfs_reset_run 1 reset
+	[ "$status" = 0 ]
+	grep -q 'sysrq: Resetting' "$BATS_TEST_TMPDIR/res/console.log"
+	[ ! -e "$BATS_TEST_TMPDIR/res/guest-done" ]
+}
+
+@test "a guest meant to reset that finishes instead fails the run" {
+	lfs_reset_run 1
+	[ "$status" != 0 ]
+	[[ $output == *"guest finished instead of resetting"* ]]
+	[[ $output == *"guest did not arm the reset"* ]]
+}
+
+@test "a WARNING before an expected reset fails the run" {
+	lfs_reset_run 1 warn reset
+	[ "$status" != 0 ]
+	[[ $output == *"kernel log reports problems"* ]]
+	grep -q 'WARNING: CPU: 0 PID: .* at crash self-test' "$BATS_TEST_TMPDIR/res/klog-findings"
+}
+
+@test "a guest that resets when it should not fails the run" {
+	lfs_reset_run 0 reset
+	[ "$status" != 0 ]
+	[[ $output == *"guest did not report completion"* ]]
+}
+
+@test "copy-ups cut by a reset without sync leave each file old or complete new, and W/work empty" {
+	local rounds=${LFS_CRASH_ROUNDS:-3}
+
+	LFS_CRASH_RESULTS=$BATS_TEST_TMPDIR/crash VM_TIMEOUT=900 \
+		run "$REPO/vm/crash-test.sh" -r "$rounds"
+	echo "$output"
+	[ "$status" = 0 ]
+	[[ ${lines[-1]} == "crash: $rounds rounds passed ("* ]]
+	# each round was checked after its reset, on a kept scratch disk
+	[ "$(grep -c '^  crash: round [0-9]*: passed' <<<"$output")" = "$rounds" ]
+	[ "$(grep -c '^  lfs-stress: crash-go: reset at' <<<"$output")" = "$rounds" ]
+}

@@ -1333,6 +1333,47 @@ static int hash_path(const char *path, unsigned long long *hash,
 	return 0;
 }
 
+/*
+ * An append cut by the reset: the first @len bytes hashed, and the REC
+ * bytes after them, which an unsynced append may leave as zeros (the
+ * size reached the disk, the data did not), on any filesystem.
+ */
+static int hash_prefix(const char *path, unsigned long long len,
+		       unsigned long long *hash, char *tail, char *buf)
+{
+	unsigned long long done = 0;
+	struct lfs_hash h;
+	ssize_t k = 1;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	hash_init(&h);
+	while (done < len && k > 0) {
+		size_t want = len - done < CHUNK ? len - done : CHUNK;
+
+		k = read(fd, buf, want);
+		if (k > 0) {
+			hash_add(&h, buf, k);
+			done += k;
+		}
+	}
+	k = done == len ? read(fd, tail, REC) : -1;
+	close(fd);
+	if (k != REC)
+		return -1;
+	*hash = hash_end(&h);
+	return 0;
+}
+
+static bool is_zero(const char *buf, size_t len)
+{
+	while (len--)
+		if (*buf++)
+			return false;
+	return true;
+}
+
 /* Where a file that matches neither content first differs from the old. */
 static void crash_explain(const char *path, const struct lfs_crash_file *f,
 			  char *buf, char *want)
@@ -1443,6 +1484,16 @@ static int cmd_crash_check(int argc, char **argv)
 			 (mode == f->old_mode ||
 			  (f->group == G_CHMOD && mode == f->new_mode)))
 			what = "old";
+		if (!what && f->group == G_APPEND && mode == f->old_mode &&
+		    (unsigned long long)st.st_size == f->size + REC) {
+			char tail[REC];
+			unsigned long long ph;
+
+			/* the copy-up is whole; the appended record is not */
+			if (!hash_prefix(path, f->size, &ph, tail, buf) &&
+			    ph == f->old_hash && is_zero(tail, REC))
+				what = "old, append lost";
+		}
 		if (what) {
 			printf("f%u %-14s %s (size %lld, mode %o)\n", f->idx,
 			       group_names[f->group], what,

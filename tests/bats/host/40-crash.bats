@@ -3,7 +3,7 @@
 # mode it rests on: a guest booted to end in a reset (vm/run.sh with
 # LFS_EXPECT_RESET=1) passes only if it reset cleanly.
 #
-# LFS_CRASH_ROUNDS (default 3) crash points; LFS_FSTYPE=overlay runs the
+# LFS_CRASH_ROUNDS (default 2) crash points; LFS_FSTYPE=overlay runs the
 # crash test on the kernel's overlay (validates the test itself).
 
 setup() {
@@ -49,7 +49,7 @@ lfs_reset_run() {
 }
 
 @test "copy-ups cut by a reset without sync leave each file old or complete new, and W/work empty" {
-	local rounds=${LFS_CRASH_ROUNDS:-3}
+	local rounds=${LFS_CRASH_ROUNDS:-2}
 
 	LFS_CRASH_RESULTS=$BATS_TEST_TMPDIR/crash VM_TIMEOUT=900 \
 		run "$REPO/vm/crash-test.sh" -r "$rounds"

@@ -245,6 +245,23 @@ static int lfs_instantiate(struct dentry *dentry, struct dentry *upper,
 	return 0;
 }
 
+/*
+ * Write access to the upper layer, and the parent copied up.  On success
+ * the caller ends with lfs_drop_write().
+ */
+static int lfs_want_write_parent(struct dentry *dentry)
+{
+	int err;
+
+	err = lfs_want_write(dentry);
+	if (err)
+		return err;
+	err = lfs_copy_up(dentry->d_parent);
+	if (err)
+		lfs_drop_write(dentry);
+	return err;
+}
+
 /* Caller holds write access to the upper layer. */
 static int lfs_create_object(struct inode *dir, struct dentry *dentry,
 			     struct lfs_new *nw, struct inode *link_inode)
@@ -347,12 +364,9 @@ int lfs_tmpfile(struct user_namespace *mnt_userns, struct inode *dir,
 	struct inode *inode;
 	int err;
 
-	err = lfs_want_write(dentry);
+	err = lfs_want_write_parent(dentry);
 	if (err)
 		return err;
-	err = lfs_copy_up(parent);
-	if (err)
-		goto out_drop;
 	upperdir.mnt = sbi->upper->mnt;
 	upperdir.dentry = lfs_upper(parent);
 	err = lfs_override_creds_as_caller(dir->i_sb, &old_cred);
@@ -482,12 +496,9 @@ static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 	const struct cred *old_cred;
 	int err, lower;
 
-	err = lfs_want_write(dentry);
+	err = lfs_want_write_parent(dentry);
 	if (err)
 		return err;
-	err = lfs_copy_up(parent);
-	if (err)
-		goto out_drop;
 	old_cred = lfs_override_creds(dir->i_sb);
 	if (is_dir) {
 		err = lfs_dir_check_empty(dentry);
@@ -523,7 +534,6 @@ out_revert:
 		/* the next lookup of this name walks the layers again */
 		d_drop(dentry);
 	}
-out_drop:
 	lfs_drop_write(dentry);
 	return err;
 }

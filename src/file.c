@@ -115,6 +115,21 @@ static rwf_t lfs_iocb_to_rwf(int ki_flags)
 }
 
 /*
+ * Before passing an I/O to the real file: 1 when there is nothing to do,
+ * -EINVAL for O_DIRECT the real file cannot do, else 0.
+ */
+static int lfs_iter_check(const struct kiocb *iocb, const struct iov_iter *iter,
+			  const struct file *realfile)
+{
+	if (!iov_iter_count(iter))
+		return 1;
+	if ((iocb->ki_flags & IOCB_DIRECT) &&
+	    !(realfile->f_mode & FMODE_CAN_ODIRECT))
+		return -EINVAL;
+	return 0;
+}
+
+/*
  * Reads complete synchronously, also for AIO: the real file does the I/O
  * and the result is returned as a completed request.
  */
@@ -125,11 +140,9 @@ static ssize_t lfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	const struct cred *old_cred;
 	ssize_t ret;
 
-	if (!iov_iter_count(iter))
-		return 0;
-	if ((iocb->ki_flags & IOCB_DIRECT) &&
-	    !(realfile->f_mode & FMODE_CAN_ODIRECT))
-		return -EINVAL;
+	ret = lfs_iter_check(iocb, iter, realfile);
+	if (ret)
+		return ret < 0 ? ret : 0;
 
 	old_cred = lfs_override_creds(file_inode(file)->i_sb);
 	ret = vfs_iter_read(realfile, iter, &iocb->ki_pos,
@@ -152,11 +165,9 @@ static ssize_t lfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	const struct cred *old_cred;
 	ssize_t ret;
 
-	if (!iov_iter_count(iter))
-		return 0;
-	if ((iocb->ki_flags & IOCB_DIRECT) &&
-	    !(realfile->f_mode & FMODE_CAN_ODIRECT))
-		return -EINVAL;
+	ret = lfs_iter_check(iocb, iter, realfile);
+	if (ret)
+		return ret < 0 ? ret : 0;
 
 	inode_lock(inode);
 	ret = file_remove_privs(file);

@@ -418,24 +418,25 @@ static int lfs_cu_prepare(struct lfs_cu *cu)
 static struct dentry *lfs_cu_make_temp(struct lfs_cu *cu)
 {
 	umode_t type = cu->stat.mode & S_IFMT;
+	struct lfs_new nw = { .mode = type | 0600, .rdev = cu->stat.rdev };
 	DEFINE_DELAYED_CALL(done);
 	struct dentry *temp;
-	const char *link;
 
 	switch (type) {
 	case S_IFREG:
 	case S_IFDIR:
-		return lfs_work_create(cu->sbi, type | 0700, NULL, 0);
+		nw.mode = type | 0700;
+		break;
 	case S_IFLNK:
-		link = vfs_get_link(cu->lower.dentry, &done);
-		if (IS_ERR(link))
-			return ERR_CAST(link);
-		temp = lfs_work_create(cu->sbi, S_IFLNK | 0777, link, 0);
-		do_delayed_call(&done);
-		return temp;
-	default:
-		return lfs_work_create(cu->sbi, type | 0600, NULL, cu->stat.rdev);
+		nw.mode = S_IFLNK | 0777;
+		nw.symlink = vfs_get_link(cu->lower.dentry, &done);
+		if (IS_ERR(nw.symlink))
+			return ERR_CAST(nw.symlink);
+		break;
 	}
+	temp = lfs_work_create(cu->sbi, &nw);
+	do_delayed_call(&done);
+	return temp;
 }
 
 /* Steps 2-4 for an object without any upper copy. */

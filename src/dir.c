@@ -23,67 +23,9 @@
 #include <linux/slab.h>
 #include "layerfs.h"
 
-/* what to make: a new object of @mode, or a link to @link_to */
-struct lfs_new {
-	umode_t mode;			/* type and permissions */
-	dev_t rdev;			/* device number */
-	const char *symlink;		/* symlink target */
-	struct dentry *link_to;		/* upper object to hard-link */
-};
-
 static struct user_namespace *lfs_upper_userns(struct super_block *sb)
 {
 	return mnt_user_ns(LFS_SB(sb)->upper->mnt);
-}
-
-/* Make @nw at @target (negative, in @dir, which is locked). */
-static int lfs_make_at(struct super_block *sb, struct inode *dir,
-		       struct dentry *target, const struct lfs_new *nw)
-{
-	struct user_namespace *userns = lfs_upper_userns(sb);
-
-	if (nw->link_to)
-		return vfs_link(nw->link_to, userns, dir, target, NULL);
-	switch (nw->mode & S_IFMT) {
-	case S_IFREG:
-		return vfs_create(userns, dir, target, nw->mode, true);
-	case S_IFDIR:
-		return vfs_mkdir(userns, dir, target, nw->mode);
-	case S_IFLNK:
-		return vfs_symlink(userns, dir, target, nw->symlink);
-	default:
-		return vfs_mknod(userns, dir, target, nw->mode, nw->rdev);
-	}
-}
-
-/* Make @nw in work/ under a temporary name. */
-static struct dentry *lfs_make_temp(struct lfs_sb *sbi, const struct lfs_new *nw)
-{
-	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
-	struct inode *dir = d_inode(sbi->work);
-	struct dentry *temp;
-	char name[24];
-	int err;
-
-	if (!nw->link_to)
-		return lfs_work_create(sbi, nw->mode, nw->symlink, nw->rdev);
-
-	snprintf(name, sizeof(name), "#%lx",
-		 (unsigned long)atomic_long_inc_return(&sbi->tmp_seq));
-	inode_lock_nested(dir, I_MUTEX_PARENT);
-	temp = lookup_one(userns, name, sbi->work, strlen(name));
-	if (!IS_ERR(temp)) {
-		err = d_is_positive(temp) ? -EEXIST :
-		      vfs_link(nw->link_to, userns, dir, temp, NULL);
-		if (!err && d_is_negative(temp))
-			err = -EIO;
-		if (err) {
-			dput(temp);
-			temp = ERR_PTR(err);
-		}
-	}
-	inode_unlock(dir);
-	return temp;
 }
 
 /*
@@ -173,19 +115,7 @@ static struct dentry *lfs_make_upper(struct dentry *dentry, struct dentry *upper
 	if (IS_ERR(target))
 		goto out_unlock;
 	if (d_is_negative(target) && !opaque) {
-		err = lfs_make_at(sb, dir, target, nw);
-		if (!err && (d_unhashed(target) || d_is_negative(target))) {
-			dput(target);
-			target = lookup_one(lfs_upper_userns(sb), name->name,
-					    upperdir, name->len);
-			if (!IS_ERR(target) && d_is_negative(target))
-				err = -EIO;
-		}
-		if (err) {
-			if (!IS_ERR(target))
-				dput(target);
-			target = ERR_PTR(err);
-		}
+		target = lfs_create_real(sbi, upperdir, target, nw);
 		goto out_unlock;
 	}
 	if (d_is_positive(target) && !lfs_is_whiteout(sbi->upper, target, 0)) {
@@ -201,7 +131,7 @@ out_unlock:
 	if (target)
 		return target;
 
-	temp = lfs_make_temp(sbi, nw);
+	temp = lfs_work_create(sbi, nw);
 	if (IS_ERR(temp))
 		return temp;
 	err = 0;

@@ -246,9 +246,19 @@ int lfs_want_write(struct dentry *dentry);
 void lfs_drop_write(struct dentry *dentry);
 
 /* workdir.c */
+
+/* what to make in the upper layer: a new object of @mode, or a link */
+struct lfs_new {
+	umode_t mode;			/* type and permissions */
+	dev_t rdev;			/* device number */
+	const char *symlink;		/* symlink target */
+	struct dentry *link_to;		/* upper object to hard-link instead */
+};
+
 int lfs_work_prepare(struct fs_context *fc, struct lfs_sb *sbi);
-struct dentry *lfs_work_create(struct lfs_sb *sbi, umode_t mode,
-			       const char *link, dev_t rdev);
+struct dentry *lfs_create_real(struct lfs_sb *sbi, struct dentry *parent,
+			       struct dentry *d, const struct lfs_new *nw);
+struct dentry *lfs_work_create(struct lfs_sb *sbi, const struct lfs_new *nw);
 struct dentry *lfs_work_whiteout(struct lfs_sb *sbi);
 void lfs_work_remove(struct lfs_sb *sbi, struct dentry *victim);
 void lfs_index_name(u64 ino, char *buf);

@@ -159,6 +159,7 @@ static struct dentry *lfs_work_subdir(struct fs_context *fc, struct lfs_sb *sbi,
 {
 	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
 	struct inode *dir = d_inode(sbi->workdir);
+	struct lfs_new nw = { .mode = S_IFDIR | 0700 };
 	struct dentry *d;
 	int err;
 
@@ -167,19 +168,7 @@ static struct dentry *lfs_work_subdir(struct fs_context *fc, struct lfs_sb *sbi,
 	if (IS_ERR(d))
 		goto out_unlock;
 	if (d_is_negative(d)) {
-		err = vfs_mkdir(userns, dir, d, 0700);
-		if (!err && (d_unhashed(d) || d_is_negative(d))) {
-			/* some filesystems leave the new dentry unhashed */
-			dput(d);
-			d = lookup_one(userns, name, sbi->workdir, strlen(name));
-			if (!IS_ERR(d) && d_is_negative(d))
-				err = -EIO;
-		}
-		if (err) {
-			if (!IS_ERR(d))
-				dput(d);
-			d = ERR_PTR(err);
-		}
+		d = lfs_create_real(sbi, sbi->workdir, d, &nw);
 	} else if (!d_is_dir(d)) {
 		dput(d);
 		d = ERR_PTR(-ENOTDIR);
@@ -218,42 +207,27 @@ static int lfs_probe_xattr(struct fs_context *fc, struct lfs_sb *sbi)
 	return err ? -EINVAL : 0;
 }
 
-struct lfs_dtype_probe {
-	struct dir_context ctx;
-	bool typed;
-};
-
-static bool lfs_dtype_actor(struct dir_context *ctx, const char *name, int len,
-			    loff_t offset, u64 ino, unsigned int type)
-{
-	struct lfs_dtype_probe *p = container_of(ctx, struct lfs_dtype_probe, ctx);
-
-	if (type != DT_UNKNOWN && type != DT_DIR)
-		p->typed = true;
-	return true;
-}
-
 /* readdir must say what type each name is, or whiteouts cost a lookup each */
 static int lfs_probe_dtype(struct fs_context *fc, struct lfs_sb *sbi)
 {
-	struct lfs_dtype_probe p = { .ctx.actor = lfs_dtype_actor };
-	struct path path = { .mnt = sbi->upper->mnt, .dentry = sbi->work };
+	struct lfs_new nw = { .mode = S_IFREG | 0600 };
+	struct lfs_names names;
+	const char *rec = NULL;
 	struct dentry *tmp;
-	struct file *file;
+	bool typed = false;
 	int err;
 
-	tmp = lfs_work_create(sbi, S_IFREG | 0600, NULL, 0);
+	tmp = lfs_work_create(sbi, &nw);
 	if (IS_ERR(tmp))
 		return PTR_ERR(tmp);
-	file = dentry_open(&path, O_RDONLY | O_DIRECTORY, current_cred());
-	err = PTR_ERR_OR_ZERO(file);
-	if (!err) {
-		err = iterate_dir(file, &p.ctx);
-		fput(file);
-	}
+	err = lfs_read_names(sbi->upper->mnt, sbi->work, &names);
+	while (!err && (rec = lfs_names_next(&names, rec)))
+		typed |= rec[0] == DT_REG;
+	if (!err)
+		kvfree(names.buf);
 	lfs_work_remove(sbi, tmp);
 	dput(tmp);
-	if (!err && !p.typed) {
+	if (!err && !typed) {
 		lfs_err(fc, "upperdir \"%s\": the filesystem does not report file types (d_type)",
 			sbi->upper->name);
 		err = -EINVAL;
@@ -298,65 +272,84 @@ out:
 }
 
 /**
- * lfs_work_create - a new object in work/, under a temporary name
+ * lfs_create_real - make an object in the upper filesystem
  * @sbi: the superblock info
- * @mode: type and permission bits
- * @link: the target, for a symlink
- * @rdev: the device, for a device node
+ * @parent: the real directory, locked by the caller
+ * @d: a negative dentry in @parent; consumed
+ * @nw: what to make
  *
  * The owner is the current fsuid/fsgid.  Caller holds write access to
  * the upper mount.
  * Return: the new positive dentry, or an ERR_PTR.
  */
-struct dentry *lfs_work_create(struct lfs_sb *sbi, umode_t mode,
-			       const char *link, dev_t rdev)
+struct dentry *lfs_create_real(struct lfs_sb *sbi, struct dentry *parent,
+			       struct dentry *d, const struct lfs_new *nw)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct inode *dir = d_inode(parent);
+	struct dentry *again;
+	int err;
+
+	if (nw->link_to) {
+		err = vfs_link(nw->link_to, userns, dir, d, NULL);
+	} else {
+		switch (nw->mode & S_IFMT) {
+		case S_IFREG:
+			err = vfs_create(userns, dir, d, nw->mode, true);
+			break;
+		case S_IFDIR:
+			err = vfs_mkdir(userns, dir, d, nw->mode);
+			break;
+		case S_IFLNK:
+			err = vfs_symlink(userns, dir, d, nw->symlink);
+			break;
+		default:
+			err = vfs_mknod(userns, dir, d, nw->mode, nw->rdev);
+			break;
+		}
+	}
+	if (!err && (d_unhashed(d) || d_is_negative(d))) {
+		/* some filesystems leave the new dentry unhashed */
+		again = lookup_one(userns, d->d_name.name, parent, d->d_name.len);
+		dput(d);
+		d = again;
+		if (IS_ERR(d))
+			return d;
+		if (d_is_negative(d))
+			err = -EIO;
+	}
+	if (err) {
+		dput(d);
+		return ERR_PTR(err);
+	}
+	return d;
+}
+
+/**
+ * lfs_work_create - a new object in work/, under a temporary name
+ * @sbi: the superblock info
+ * @nw: what to make
+ *
+ * As lfs_create_real().
+ * Return: the new positive dentry, or an ERR_PTR.
+ */
+struct dentry *lfs_work_create(struct lfs_sb *sbi, const struct lfs_new *nw)
 {
 	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
 	struct inode *dir = d_inode(sbi->work);
 	char name[24];
 	struct dentry *d;
-	int err;
 
 	snprintf(name, sizeof(name), "#%lx",
 		 (unsigned long)atomic_long_inc_return(&sbi->tmp_seq));
 	inode_lock_nested(dir, I_MUTEX_PARENT);
 	d = lookup_one(userns, name, sbi->work, strlen(name));
-	if (IS_ERR(d))
-		goto out_unlock;
-	err = -EEXIST;
-	if (d_is_positive(d))
-		goto out_dput;
-
-	switch (mode & S_IFMT) {
-	case S_IFREG:
-		err = vfs_create(userns, dir, d, mode, true);
-		break;
-	case S_IFDIR:
-		err = vfs_mkdir(userns, dir, d, mode);
-		break;
-	case S_IFLNK:
-		err = vfs_symlink(userns, dir, d, link);
-		break;
-	default:
-		err = vfs_mknod(userns, dir, d, mode, rdev);
-		break;
-	}
-	if (err)
-		goto out_dput;
-	if (d_unhashed(d) || d_is_negative(d)) {
+	if (!IS_ERR(d) && d_is_positive(d)) {
 		dput(d);
-		d = lookup_one(userns, name, sbi->work, strlen(name));
-		if (!IS_ERR(d) && d_is_negative(d)) {
-			err = -EIO;
-			goto out_dput;
-		}
+		d = ERR_PTR(-EEXIST);
 	}
-	goto out_unlock;
-
-out_dput:
-	dput(d);
-	d = ERR_PTR(err);
-out_unlock:
+	if (!IS_ERR(d))
+		d = lfs_create_real(sbi, sbi->work, d, nw);
 	inode_unlock(dir);
 	return d;
 }
@@ -369,10 +362,14 @@ out_unlock:
  */
 struct dentry *lfs_work_whiteout(struct lfs_sb *sbi)
 {
+	struct lfs_new nw = {
+		.mode = S_IFLNK | 0777,
+		.symlink = LFS_WHITEOUT_TARGET,
+	};
 	struct dentry *wh;
 	int err;
 
-	wh = lfs_work_create(sbi, S_IFLNK | 0777, LFS_WHITEOUT_TARGET, 0);
+	wh = lfs_work_create(sbi, &nw);
 	if (IS_ERR(wh))
 		return wh;
 	err = lfs_set_xattr(sbi, wh, LFS_XATTR_WHITEOUT, LFS_XATTR_TRUE, 1);

@@ -341,7 +341,7 @@ static struct dentry *lfs_cu_orphan(struct lfs_cu *cu)
 		return ERR_PTR(err);
 	inode_lock_nested(dir, I_MUTEX_PARENT);
 	if (cu->temp->d_parent == cu->sbi->work)
-		err = vfs_unlink(userns, dir, cu->temp, NULL);
+		err = lfs_unlink_real(userns, cu->sbi->work, cu->temp);
 	inode_unlock(dir);
 	if (err)
 		return ERR_PTR(err);

@@ -406,14 +406,8 @@ static int lfs_remove_upper(struct lfs_sb *sbi, struct dentry *upperdir,
 	}
 	inode_lock_nested(dir, I_MUTEX_PARENT);
 	err = -ESTALE;
-	if (upper->d_parent == upperdir && !d_unhashed(upper)) {
-		dget(upper);
-		if (d_is_dir(upper))
-			err = vfs_rmdir(userns, dir, upper);
-		else
-			err = vfs_unlink(userns, dir, upper, NULL);
-		dput(upper);
-	}
+	if (upper->d_parent == upperdir && !d_unhashed(upper))
+		err = lfs_unlink_real(userns, upperdir, upper);
 	inode_unlock(dir);
 	return err;
 }

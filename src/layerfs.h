@@ -261,6 +261,8 @@ struct dentry *lfs_create_real(struct lfs_sb *sbi, struct dentry *parent,
 struct dentry *lfs_work_create(struct lfs_sb *sbi, const struct lfs_new *nw);
 struct dentry *lfs_work_whiteout(struct lfs_sb *sbi);
 void lfs_work_remove(struct lfs_sb *sbi, struct dentry *victim);
+int lfs_unlink_real(struct user_namespace *userns, struct dentry *dir,
+		    struct dentry *child);
 void lfs_index_name(u64 ino, char *buf);
 #define LFS_INDEX_NAMELEN	17
 struct dentry *lfs_index_lookup(struct lfs_sb *sbi, u64 ino,

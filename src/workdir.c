@@ -100,6 +100,25 @@ static const char *lfs_names_next(const struct lfs_names *n, const char *rec)
 static int lfs_remove_tree(struct lfs_sb *sbi, struct dentry *dir, int depth);
 
 /*
+ * Unlink or rmdir @child of @dir (locked).  The extra reference keeps
+ * the dentry positive (d_delete() only unhashes it): a layerfs entry or
+ * inode may still point at it, and must still find the inode there.
+ */
+int lfs_unlink_real(struct user_namespace *userns, struct dentry *dir,
+		    struct dentry *child)
+{
+	int err;
+
+	dget(child);
+	if (d_is_dir(child))
+		err = vfs_rmdir(userns, d_inode(dir), child);
+	else
+		err = vfs_unlink(userns, d_inode(dir), child, NULL);
+	dput(child);
+	return err;
+}
+
+/*
  * Remove one child of a real directory.  Caller holds @dir's i_rwsem;
  * for a directory it is dropped while the subtree is emptied, and the
  * child is looked up again.
@@ -110,18 +129,18 @@ static int lfs_remove_child(struct lfs_sb *sbi, struct dentry *dir,
 	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
 	int err;
 
-	if (!d_is_dir(child))
-		return vfs_unlink(userns, d_inode(dir), child, NULL);
-	if (depth >= LFS_WORK_MAX_DEPTH)
-		return -ELOOP;
-	inode_unlock(d_inode(dir));
-	err = lfs_remove_tree(sbi, child, depth + 1);
-	inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
-	if (err)
-		return err;
-	if (child->d_parent != dir || d_unhashed(child))
-		return -ESTALE;
-	return vfs_rmdir(userns, d_inode(dir), child);
+	if (d_is_dir(child)) {
+		if (depth >= LFS_WORK_MAX_DEPTH)
+			return -ELOOP;
+		inode_unlock(d_inode(dir));
+		err = lfs_remove_tree(sbi, child, depth + 1);
+		inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
+		if (err)
+			return err;
+		if (child->d_parent != dir || d_unhashed(child))
+			return -ESTALE;
+	}
+	return lfs_unlink_real(userns, dir, child);
 }
 
 /* Empty a real directory of the upper filesystem, recursively. */

@@ -106,17 +106,20 @@ stack_vars() {
 setup_file() {
 	local fs n
 	rm -rf "$LOWER"
+	mkdir -p "$LOWER"
+	# (mktree makes every parent of every path: short paths are faster)
 	for n in 1 2 64; do
 		stack_spec "$n"
-	done | mktree "$LOWER"
+	done | (cd "$LOWER" && mktree .)
 	"$PROBE" meta "$LOWER" >"$BATS_FILE_TMPDIR/lower"
 	for fs in tmpfs ext4; do
 		stack_vars "$fs" 1
 		rm -rf "$S"
+		mkdir -p "$S"
 		for n in 1 2 64; do
 			printf 'd %s\n' "u$n" "w$n" "m$n"
 			flat_spec "$n" "r$n"
-		done | mktree "$S"
+		done | (cd "$S" && mktree .)
 		for n in 1 2 64; do
 			stack_vars "$fs" "$n"
 			wmount "$M" "$U" "$W" "${LAYERS[@]}"

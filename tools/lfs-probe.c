@@ -28,6 +28,12 @@
  *   lfs-probe dump DIR           one sorted line per entry under DIR: type,
  *                                mode, owner, size, name, link target,
  *                                content hash, user.* xattrs
+ *   lfs-probe meta DIR           as dump, plus mtime and every xattr (hex)
+ *                                but the trusted.overlay.* markers
+ *   lfs-probe ops [DIR] < SCRIPT run file-system operations, one a line,
+ *                                in DIR; one result line each (see cmd_ops())
+ *   lfs-probe race N FILE        N processes open FILE for write at once and
+ *                                each writes one byte at offset i
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -41,11 +47,15 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <grp.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <sys/sysmacros.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static int failures;
 
@@ -608,6 +618,7 @@ struct dump {
 	char **lines;
 	size_t n, cap;
 	size_t root_len;
+	bool meta;	/* mtime and every xattr in hex (cmd_meta) */
 };
 
 static void dump_add(struct dump *d, char *line)
@@ -621,22 +632,54 @@ static void dump_add(struct dump *d, char *line)
 	d->lines[d->n++] = line;
 }
 
-static void dump_xattrs(const char *path, char *out, size_t size)
+/* " NAME=HEX" for @val, cut to fit @out */
+static void append_hex(char *out, size_t size, const char *name,
+		       const unsigned char *val, ssize_t vl)
 {
-	char names[4096], val[256];
+	size_t len = strlen(out);
+	ssize_t k;
+
+	len += snprintf(out + len, size - len, " %s=0x", name);
+	for (k = 0; k < vl && len + 3 < size; k++)
+		len += snprintf(out + len, size - len, "%02x", val[k]);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The xattrs of @path: user.* and trusted.* as text, or for @meta every
+ * name but trusted.overlay.*, sorted (filesystems list in their own
+ * order), values in hex.
+ */
+static void dump_xattrs(const char *path, char *out, size_t size, bool meta)
+{
+	char names[4096], val[256], *sorted[256];
 	ssize_t len = llistxattr(path, names, sizeof(names)), i;
+	size_t n = 0, k;
 
 	out[0] = '\0';
-	for (i = 0; i < len; i += strlen(names + i) + 1) {
-		ssize_t vl;
-
-		if (strncmp(names + i, "user.", 5) &&
-		    strncmp(names + i, "trusted.", 8))
+	for (i = 0; i < len && n < 256; i += strlen(names + i) + 1) {
+		if (meta ? !strncmp(names + i, "trusted.overlay.", 16) :
+			   strncmp(names + i, "user.", 5) &&
+			   strncmp(names + i, "trusted.", 8))
 			continue;
-		vl = lgetxattr(path, names + i, val, sizeof(val) - 1);
+		sorted[n++] = names + i;
+	}
+	if (meta)
+		qsort(sorted, n, sizeof(*sorted), cmp_str);
+	for (k = 0; k < n; k++) {
+		ssize_t vl = lgetxattr(path, sorted[k], val, sizeof(val) - 1);
+
+		if (meta) {
+			append_hex(out, size, sorted[k], (unsigned char *)val, vl);
+			continue;
+		}
 		val[vl < 0 ? 0 : vl] = '\0';
 		snprintf(out + strlen(out), size - strlen(out), " %s=%s",
-			 names + i, val);
+			 sorted[k], val);
 	}
 }
 
@@ -676,7 +719,11 @@ static void dump_walk(struct dump *d, const char *dir)
 				close(fd);
 			}
 		}
-		dump_xattrs(path, xat, sizeof(xat));
+		dump_xattrs(path, xat, sizeof(xat), d->meta);
+		if (d->meta && !S_ISDIR(st.st_mode))
+			snprintf(xat + strlen(xat), sizeof(xat) - strlen(xat),
+				 " mtime=%lld.%09ld", (long long)st.st_mtim.tv_sec,
+				 st.st_mtim.tv_nsec);
 		if (asprintf(&line, "%s %c %o %u:%u %lld%s%s %016llx%s",
 			     path + d->root_len,
 			     "?pc?d?b?-?l?s???"[(st.st_mode >> 12) & 15],
@@ -701,24 +748,634 @@ static void dump_walk(struct dump *d, const char *dir)
 	closedir(dh);
 }
 
-static int cmp_str(const void *a, const void *b)
+/* the sorted dump of the tree under @dir into @d */
+static void dump_tree(struct dump *d, const char *dir, bool meta)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	memset(d, 0, sizeof(*d));
+	d->meta = meta;
+	d->root_len = strlen(dir) + 1;
+	dump_walk(d, dir);
+	qsort(d->lines, d->n, sizeof(*d->lines), cmp_str);
+}
+
+static void dump_free(struct dump *d)
+{
+	while (d->n)
+		free(d->lines[--d->n]);
+	free(d->lines);
+}
+
+static int dump_print(const char *dir, bool meta)
+{
+	struct dump d;
+	size_t i;
+
+	dump_tree(&d, dir, meta);
+	for (i = 0; i < d.n; i++)
+		printf("%s\n", d.lines[i]);
+	dump_free(&d);
+	return failures ? 1 : 0;
 }
 
 static int cmd_dump(int argc, char **argv)
 {
-	struct dump d = { 0 };
-	size_t i;
-
 	if (argc != 1)
 		return 2;
-	d.root_len = strlen(argv[0]) + 1;
-	dump_walk(&d, argv[0]);
-	qsort(d.lines, d.n, sizeof(*d.lines), cmp_str);
-	for (i = 0; i < d.n; i++)
-		printf("%s\n", d.lines[i]);
+	return dump_print(argv[0], false);
+}
+
+static int cmd_meta(int argc, char **argv)
+{
+	if (argc != 1)
+		return 2;
+	return dump_print(argv[0], true);
+}
+
+/*
+ * ops: the steps of a test, run in one process.
+ */
+
+#define OPS_MAX_ARGS 8
+
+/* open @path with @flags, write @data (if any), close: 0 or -1 */
+static int ops_write(const char *path, int flags, off_t off, const char *data)
+{
+	int fd = open(path, flags, 0644), err = 0;
+	ssize_t len = data ? (ssize_t)strlen(data) : 0;
+
+	if (fd < 0)
+		return -1;
+	if (len && (off >= 0 ? pwrite(fd, data, len, off) :
+			       write(fd, data, len)) != len)
+		err = -1;
+	if (close(fd))
+		err = -1;
+	return err;
+}
+
+/* O_TMPFILE in @dir, @data in it, then linkat() to @name unless "-" */
+static int ops_tmpfile(const char *dir, const char *name, const char *data)
+{
+	int fd = open(dir, O_TMPFILE | O_RDWR, 0644), err = 0;
+	ssize_t len = data ? (ssize_t)strlen(data) : 0;
+
+	if (fd < 0)
+		return -1;
+	if (len && write(fd, data, len) != len)
+		err = -1;
+	if (!err && strcmp(name, "-"))
+		err = linkat(fd, "", AT_FDCWD, name, AT_EMPTY_PATH);
+	if (err) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
+/* fsync, fdatasync and syncfs on @path opened for write */
+static int ops_sync(const char *path)
+{
+	int fd = open(path, O_WRONLY), err;
+
+	if (fd < 0)
+		return -1;
+	err = fsync(fd) || fdatasync(fd) || syncfs(fd) ? -1 : 0;
+	if (err) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
+/* drop to @uid/@gid, no supplementary groups, for the rest of the script */
+static int ops_become(const char *uid, const char *gid)
+{
+	if (setgroups(0, NULL) || setgid(atoi(gid)) || setuid(atoi(uid)))
+		return -1;
+	return 0;
+}
+
+/* what @path is on disk, in the layer formats (cmd_ops "kind") */
+static void ops_kind(const char *path, char *out, size_t size)
+{
+	char buf[PATH_MAX], val[256];
+	struct stat st;
+	ssize_t n;
+
+	if (lstat(path, &st)) {
+		snprintf(out, size, "%s", errno == ENOENT ? "absent" :
+			 strerrorname_np(errno));
+		return;
+	}
+	switch (st.st_mode & S_IFMT) {
+	case S_IFLNK:
+		n = readlink(path, buf, sizeof(buf) - 1);
+		buf[n < 0 ? 0 : n] = '\0';
+		n = lgetxattr(path, "trusted.overlay.whiteout", val, sizeof(val));
+		snprintf(out, size, "%s",
+			 !strcmp(buf, "(overlay-whiteout)") && n == 1 &&
+			 val[0] == 'y' ? "whiteout" : "symlink");
+		break;
+	case S_IFDIR:
+		n = lgetxattr(path, "trusted.overlay.opaque", val, sizeof(val));
+		snprintf(out, size, "%s",
+			 n == 1 && val[0] == 'y' ? "opaque-dir" : "dir");
+		n = lgetxattr(path, "trusted.overlay.redirect", val,
+			      sizeof(val) - 1);
+		if (n >= 0) {
+			val[n] = '\0';
+			snprintf(out + strlen(out), size - strlen(out),
+				 " redirect=%s", val);
+		}
+		break;
+	case S_IFCHR:
+		snprintf(out, size, "%s", st.st_rdev ? "chr" : "chr-whiteout");
+		break;
+	default:
+		snprintf(out, size, "%s", S_ISREG(st.st_mode) ? "file" :
+			 S_ISFIFO(st.st_mode) ? "fifo" :
+			 S_ISSOCK(st.st_mode) ? "sock" : "blk");
+	}
+}
+
+/* the SEEK_DATA/SEEK_HOLE map of @path: "START-END ..." */
+static int ops_map(const char *path, char *out, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	off_t off = 0, end;
+
+	if (fd < 0)
+		return -1;
+	end = lseek(fd, 0, SEEK_END);
+	out[0] = '\0';
+	while (off < end) {
+		off_t data = lseek(fd, off, SEEK_DATA), hole;
+
+		if (data < 0)
+			break;
+		hole = lseek(fd, data, SEEK_HOLE);
+		snprintf(out + strlen(out), size - strlen(out), "%s%lld-%lld",
+			 out[0] ? " " : "", (long long)data, (long long)hole);
+		off = hole;
+	}
+	if (!out[0])
+		snprintf(out, size, "(none)");
+	return close(fd);
+}
+
+static int ops_read(const char *path, char *out, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, out, size - 1);
+	out[n < 0 ? 0 : n] = '\0';
+	if (!out[0])
+		snprintf(out, size, "(empty)");
+	close(fd);
+	return n < 0 ? -1 : 0;
+}
+
+static int ops_hash(const char *path, char *out, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -1;
+	}
+	snprintf(out, size, "%016llx",
+		 (unsigned long long)hash_fd_read(fd, st.st_size));
+	return close(fd);
+}
+
+static int ops_count(const char *path, char *out, size_t size)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	snprintf(out, size, "%ld", n);
+	return 0;
+}
+
+/* compare the dumps of two trees; the differing lines follow as -/+ */
+static int ops_treecmp(const char *a, const char *b, char *out, size_t size)
+{
+	struct dump da, db;
+	size_t i = 0, j = 0;
+	bool same = true;
+
+	dump_tree(&da, a, false);
+	dump_tree(&db, b, false);
+	while (i < da.n || j < db.n) {
+		int c = i == da.n ? 1 : j == db.n ? -1 :
+			strcmp(da.lines[i], db.lines[j]);
+
+		if (!c) {
+			i++;
+			j++;
+			continue;
+		}
+		if (same)
+			printf("treecmp %s %s:\n", a, b);
+		same = false;
+		if (c < 0)
+			printf("  -%s\n", da.lines[i++]);
+		else
+			printf("  +%s\n", db.lines[j++]);
+	}
+	dump_free(&da);
+	dump_free(&db);
+	snprintf(out, size, "%s", same ? "ok" : "differ");
+	return 0;
+}
+
+/* a stat field of @path, by name */
+static int ops_statf(const char *op, const char *path, char *out, size_t size)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return -1;
+	if (!strcmp(op, "ino"))
+		snprintf(out, size, "%llu", (unsigned long long)st.st_ino);
+	else if (!strcmp(op, "links"))
+		snprintf(out, size, "%lu", (unsigned long)st.st_nlink);
+	else if (!strcmp(op, "mode"))
+		snprintf(out, size, "%o", st.st_mode & 07777);
+	else if (!strcmp(op, "owner"))
+		snprintf(out, size, "%u:%u", st.st_uid, st.st_gid);
+	else if (!strcmp(op, "size"))
+		snprintf(out, size, "%lld", (long long)st.st_size);
+	else if (!strcmp(op, "blocks"))
+		snprintf(out, size, "%lld", (long long)st.st_blocks);
+	else
+		snprintf(out, size, "%lld", (long long)st.st_mtim.tv_sec);
+	return 0;
+}
+
+static int ops_sameino(const char *a, const char *b, char *out, size_t size)
+{
+	struct stat sa, sb;
+
+	if (lstat(a, &sa) || lstat(b, &sb))
+		return -1;
+	snprintf(out, size, "%s", sa.st_ino == sb.st_ino &&
+		 sa.st_dev == sb.st_dev ? "ok" : "differ");
+	return 0;
+}
+
+static int ops_setxattr(const char *path, const char *name, const char *val)
+{
+	return lsetxattr(path, name, val, strlen(val), 0);
+}
+
+static int ops_getxattr(const char *path, const char *name, char *out,
+			size_t size)
+{
+	ssize_t n = lgetxattr(path, name, out, size - 1);
+
+	if (n < 0)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+/* @NAME bindings of a script, until the next "cd" */
+static struct {
+	char name[32];
+	char value[256];
+} ops_vars[64];
+
+/* the operations of cmd_ops(): name, argument count, query or action */
+static const struct ops_def {
+	const char *name;
+	int min_args;
+	int max_args;
+	bool query;	/* judged only against a WANT the line gives */
+} ops_defs[] = {
+	{ "create", 1, 2, false }, { "write", 1, 2, false },
+	{ "append", 2, 2, false }, { "pwrite", 3, 3, false },
+	{ "openw", 1, 1, false }, { "truncate", 2, 2, false },
+	{ "mkdir", 1, 1, false }, { "rmdir", 1, 1, false },
+	{ "unlink", 1, 1, false }, { "symlink", 2, 2, false },
+	{ "link", 2, 2, false }, { "rename", 2, 2, false },
+	{ "noreplace", 2, 2, false }, { "exchange", 2, 2, false },
+	{ "fifo", 1, 1, false }, { "sock", 1, 1, false },
+	{ "chr", 3, 3, false }, { "blk", 3, 3, false },
+	{ "tmpfile", 2, 3, false }, { "chmod", 2, 2, false },
+	{ "chown", 3, 3, false }, { "utimes", 2, 2, false },
+	{ "setxattr", 3, 3, false }, { "removexattr", 2, 2, false },
+	{ "sync", 1, 1, false }, { "become", 2, 2, false },
+	{ "cd", 1, 1, false }, { "sameino", 2, 2, false },
+	{ "treecmp", 2, 2, false }, { "read", 1, 1, true },
+	{ "getxattr", 2, 2, true }, { "kind", 1, 1, true },
+	{ "map", 1, 1, true }, { "hash", 1, 1, true }, { "count", 1, 1, true },
+	{ "ino", 1, 1, true }, { "links", 1, 1, true }, { "mode", 1, 1, true },
+	{ "owner", 1, 1, true }, { "size", 1, 1, true },
+	{ "blocks", 1, 1, true }, { "mtime", 1, 1, true },
+};
+
+static const struct ops_def *ops_find(char **v, int n)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ops_defs); i++)
+		if (!strcmp(ops_defs[i].name, v[0]))
+			return n - 1 < ops_defs[i].min_args ||
+			       n - 1 > ops_defs[i].max_args ? NULL : &ops_defs[i];
+	return NULL;
+}
+
+/* an action of cmd_ops(): 0 or -1 with errno set */
+static int ops_act(const char *op, char **v, char *out, size_t size)
+{
+	struct timespec ts[2];
+
+	if (!strcmp(op, "create"))
+		return ops_write(v[1], O_WRONLY | O_CREAT | O_EXCL, -1, v[2]);
+	if (!strcmp(op, "write"))
+		return ops_write(v[1], O_WRONLY | O_TRUNC, -1, v[2]);
+	if (!strcmp(op, "append"))
+		return ops_write(v[1], O_WRONLY | O_APPEND, -1, v[2]);
+	if (!strcmp(op, "pwrite"))
+		return ops_write(v[1], O_WRONLY, atoll(v[2]), v[3]);
+	if (!strcmp(op, "openw"))
+		return ops_write(v[1], O_WRONLY, -1, NULL);
+	if (!strcmp(op, "truncate"))
+		return truncate(v[1], atoll(v[2]));
+	if (!strcmp(op, "mkdir"))
+		return mkdir(v[1], 0755);
+	if (!strcmp(op, "rmdir"))
+		return rmdir(v[1]);
+	if (!strcmp(op, "unlink"))
+		return unlink(v[1]);
+	if (!strcmp(op, "symlink"))
+		return symlink(v[1], v[2]);
+	if (!strcmp(op, "link"))
+		return link(v[1], v[2]);
+	if (!strcmp(op, "rename"))
+		return rename(v[1], v[2]);
+	if (!strcmp(op, "noreplace") || !strcmp(op, "exchange"))
+		return renameat2(AT_FDCWD, v[1], AT_FDCWD, v[2],
+				 op[0] == 'n' ? RENAME_NOREPLACE : RENAME_EXCHANGE);
+	if (!strcmp(op, "fifo") || !strcmp(op, "sock"))
+		return mknod(v[1], (op[0] == 'f' ? S_IFIFO : S_IFSOCK) | 0644, 0);
+	if (!strcmp(op, "chr") || !strcmp(op, "blk"))
+		return mknod(v[1], (op[0] == 'c' ? S_IFCHR : S_IFBLK) | 0644,
+			     makedev(atoi(v[2]), atoi(v[3])));
+	if (!strcmp(op, "tmpfile"))
+		return ops_tmpfile(v[1], v[2], v[3]);
+	if (!strcmp(op, "chmod"))
+		return chmod(v[1], strtol(v[2], NULL, 8));
+	if (!strcmp(op, "chown"))
+		return lchown(v[1], atoi(v[2]), atoi(v[3]));
+	if (!strcmp(op, "utimes")) {
+		ts[0].tv_sec = atoll(v[2]);
+		ts[0].tv_nsec = 0;
+		ts[1] = ts[0];
+		return utimensat(AT_FDCWD, v[1], ts, AT_SYMLINK_NOFOLLOW);
+	}
+	if (!strcmp(op, "setxattr"))
+		return ops_setxattr(v[1], v[2], v[3]);
+	if (!strcmp(op, "removexattr"))
+		return lremovexattr(v[1], v[2]);
+	if (!strcmp(op, "sync"))
+		return ops_sync(v[1]);
+	if (!strcmp(op, "become"))
+		return ops_become(v[1], v[2]);
+	if (!strcmp(op, "cd")) {
+		memset(ops_vars, 0, sizeof(ops_vars));
+		return chdir(v[1]);
+	}
+	if (!strcmp(op, "sameino"))
+		return ops_sameino(v[1], v[2], out, size);
+	return ops_treecmp(v[1], v[2], out, size);
+}
+
+/* a query of cmd_ops(): 0 with the answer in @out, or -1 with errno set */
+static int ops_ask(const char *op, char **v, char *out, size_t size)
+{
+	if (!strcmp(op, "read"))
+		return ops_read(v[1], out, size);
+	if (!strcmp(op, "getxattr"))
+		return ops_getxattr(v[1], v[2], out, size);
+	if (!strcmp(op, "kind")) {
+		ops_kind(v[1], out, size);
+		return 0;
+	}
+	if (!strcmp(op, "map"))
+		return ops_map(v[1], out, size);
+	if (!strcmp(op, "hash"))
+		return ops_hash(v[1], out, size);
+	if (!strcmp(op, "count"))
+		return ops_count(v[1], out, size);
+	return ops_statf(op, v[1], out, size);
+}
+
+/*
+ * One operation: @v[0] is its name, @n the number of words.  Fills @out
+ * with the result ("ok", an errno name, or what a query reports).
+ * Returns 1 for a query (no result wanted unless the script says one),
+ * 0 for an action (wants "ok"), -1 for a line that does not parse.
+ */
+static int ops_run(char **v, int n, char *out, size_t size)
+{
+	const struct ops_def *def = ops_find(v, n);
+	int ret;
+
+	if (!def)
+		return -1;
+	out[0] = '\0';
+	ret = def->query ? ops_ask(def->name, v, out, size) :
+			   ops_act(def->name, v, out, size);
+	if (ret < 0)
+		snprintf(out, size, "%s", strerrorname_np(errno));
+	else if (!out[0])
+		snprintf(out, size, "ok");
+	return def->query;
+}
+
+/* does result @out meet @want (see cmd_ops())? */
+static bool ops_met(const char *out, const char *want)
+{
+	size_t i;
+
+	if (want[0] == '!')
+		return strcmp(out, want + 1);
+	if (!strncmp(want, "<=", 2))
+		return *out >= '0' && *out <= '9' &&
+		       strtoll(out, NULL, 10) <= strtoll(want + 2, NULL, 10);
+	if (strchr(want, '|')) {
+		size_t len = strlen(out);
+		const char *w;
+
+		for (w = want; w; w = strchr(w, '|') ? strchr(w, '|') + 1 : NULL)
+			if (!strncmp(w, out, len) && (w[len] == '|' || !w[len]))
+				return true;
+		return false;
+	}
+	if (want[0] != '@')
+		return !strcmp(out, want);
+	for (i = 0; i < ARRAY_SIZE(ops_vars); i++) {
+		if (!ops_vars[i].name[0]) {
+			snprintf(ops_vars[i].name, sizeof(ops_vars[i].name),
+				 "%s", want);
+			snprintf(ops_vars[i].value, sizeof(ops_vars[i].value),
+				 "%s", out);
+			return true;
+		}
+		if (!strcmp(ops_vars[i].name, want))
+			return !strcmp(ops_vars[i].value, out);
+	}
+	return false;
+}
+
+/*
+ * Each line of the script: OP ARG... [=> WANT], words split at blanks;
+ * paths are relative to DIR (or to where "cd PATH" went).  Prints
+ * "OP ARG...: RESULT" per line, or "FAIL OP ARG...: RESULT, want WANT"
+ * when WANT is not met.  Actions want "ok" unless told otherwise;
+ * queries are only judged when the line gives a WANT.  A WANT of "!X"
+ * takes any result but X, "A|B" either one, "<=N" a number up to N;
+ * "@NAME" binds NAME to the result the first time and wants the same
+ * result later on, up to the next "cd" (an errno result binds too).
+ * Blank lines and # comments are skipped.
+ *
+ * Actions: create PATH [DATA] (O_EXCL), write PATH [DATA] (O_TRUNC),
+ *   append PATH DATA, pwrite PATH OFFSET DATA, openw PATH (open for
+ *   write, close), truncate PATH LEN, mkdir, rmdir, unlink PATH,
+ *   symlink TARGET PATH, link OLD NEW, rename, noreplace, exchange OLD NEW
+ *   (renameat2 flags), fifo PATH, sock PATH, chr PATH MAJ MIN,
+ *   blk PATH MAJ MIN, tmpfile DIR NAME|- [DATA] (O_TMPFILE, then
+ *   linkat AT_EMPTY_PATH), chmod PATH OCTAL, chown PATH UID GID,
+ *   utimes PATH SECONDS, setxattr PATH NAME VALUE, removexattr PATH NAME,
+ *   sync PATH (fsync, fdatasync, syncfs), become UID GID (drop root for
+ *   the rest of the script), cd DIR, sameino A B, treecmp A B (dumps
+ *   equal; the differences follow the line).
+ * Queries: read PATH (up to 4 KiB, "(empty)"), getxattr PATH NAME,
+ *   kind PATH (absent, file, dir, opaque-dir, "... redirect=R", symlink,
+ *   whiteout, chr-whiteout, fifo, sock, chr, blk), map PATH (data
+ *   extents), hash PATH (of the content), count DIR (entries), ino, links,
+ *   mode, owner, size, blocks, mtime PATH.
+ */
+static int cmd_ops(int argc, char **argv)
+{
+	char line[8192], out[4096], echo[8192];
+	unsigned long lineno = 0;
+
+	if (argc > 1)
+		return 2;
+	if (argc == 1 && chdir(argv[0])) {
+		perror(argv[0]);
+		return 2;
+	}
+	while (fgets(line, sizeof(line), stdin)) {
+		char *v[OPS_MAX_ARGS + 1] = { NULL }, *want = NULL, *w, *save;
+		int n = 0, kind;
+
+		lineno++;
+		line[strcspn(line, "\n")] = '\0';
+		echo[0] = '\0';
+		for (w = strtok_r(line, " \t", &save); w;
+		     w = strtok_r(NULL, " \t", &save)) {
+			if (!strcmp(w, "=>")) {
+				want = save + strspn(save, " \t");
+				break;
+			}
+			if (n == OPS_MAX_ARGS || (n == 0 && w[0] == '#'))
+				break;
+			v[n++] = w;
+			snprintf(echo + strlen(echo), sizeof(echo) - strlen(echo),
+				 "%s%s", n > 1 ? " " : "", w);
+		}
+		if (!n || v[0][0] == '#')
+			continue;
+		kind = ops_run(v, n, out, sizeof(out));
+		if (kind < 0) {
+			fprintf(stderr, "ops: line %lu: cannot parse \"%s\"\n",
+				lineno, echo);
+			return 2;
+		}
+		if (!want && kind == 0)
+			want = "ok";
+		if (want && !ops_met(out, want)) {
+			printf("FAIL %s: %s, want %s\n", echo, out, want);
+			failures++;
+		} else {
+			printf("%s: %s\n", echo, out);
+		}
+		fflush(stdout);
+	}
 	return failures ? 1 : 0;
+}
+
+/*
+ * race: N processes wait at a common start line, then each opens FILE
+ * for write (the first write open of a lower file copies it up) and
+ * writes the byte 'A' + i at offset i.  Prints "N writers: ok" or one
+ * line per writer that failed.
+ */
+static int cmd_race(int argc, char **argv)
+{
+	int i, n, gate[2], status, bad = 0;
+	char c;
+
+	n = argc == 2 ? atoi(argv[0]) : 0;
+	if (n < 1 || n > 26)
+		return 2;
+	if (pipe(gate))
+		return 2;
+	for (i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return 2;
+		if (pid == 0) {
+			int fd, err = 0;
+
+			close(gate[1]);
+			/* EOF once the parent closes its end: all start */
+			if (read(gate[0], &c, 1) < 0)
+				_exit(3);
+			c = 'A' + i;
+			fd = open(argv[1], O_WRONLY);
+			if (fd < 0 || pwrite(fd, &c, 1, i) != 1)
+				err = errno;
+			if (fd >= 0 && close(fd))
+				err = errno;
+			if (err)
+				dprintf(1, "writer %d: %s\n", i,
+					strerrorname_np(err));
+			_exit(err ? 1 : 0);
+		}
+	}
+	close(gate[0]);
+	close(gate[1]);
+	while (wait(&status) > 0)
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	if (!bad)
+		printf("%d writers: ok\n", n);
+	return bad ? 1 : 0;
 }
 
 static int cmd_mount2(int argc, char **argv)
@@ -738,7 +1395,7 @@ static int cmd_mount2(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: lfs-probe dino|seekdir|fileops|writecalls|stat|mktree|dump ARGS\n");
+		fprintf(stderr, "usage: lfs-probe dino|seekdir|fileops|writecalls|stat|mktree|dump|meta|ops|race ARGS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "dino"))
@@ -757,6 +1414,12 @@ int main(int argc, char **argv)
 		return cmd_mktree(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "dump"))
 		return cmd_dump(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "meta"))
+		return cmd_meta(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "ops"))
+		return cmd_ops(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "race"))
+		return cmd_race(argc - 2, argv + 2);
 	fprintf(stderr, "lfs-probe: unknown command %s\n", argv[1]);
 	return 2;
 }

@@ -1,0 +1,340 @@
+#!/usr/bin/env bats
+# Mounting with an upper layer: which upperdir/workdir pairs are refused
+# and why (errno and a kernel log line), EBUSY for directories another
+# mount uses, upper filesystems without trusted xattrs or d_type, the
+# workdir cleaned at mount, remount ro/rw, fsync reaching the upper, and
+# the lower layers left alone by all of it.
+
+load lib
+load lib-write
+
+setup_file() {
+	local fs
+	for fs in tmpfs ext4; do
+		lfs_base "$fs"
+		rm -rf "$LFS_BASE/mount-lowers"
+		mktree "$LFS_BASE/mount-lowers" <<<'f L0/a a
+f L0/d/top t
+f L1/d/b b
+f L1/low lowdata
+W L0/gone
+f L1/gone g'
+		"$PROBE" meta "$LFS_BASE/mount-lowers" >"$BATS_FILE_TMPDIR/lower-$fs"
+	done
+}
+
+teardown() {
+	lfs_write_cleanup
+}
+
+teardown_file() {
+	local fs
+	for fs in tmpfs ext4; do
+		lfs_base "$fs"
+		rm -rf "$LFS_BASE/mount-lowers"
+	done
+}
+
+# test_dir FS DIR...: T, a fresh directory for this test on FS, holding DIRs
+test_dir() {
+	lfs_base "$1"
+	T=$LFS_BASE/t$BATS_TEST_NUMBER-$1
+	LOWS=("$LFS_BASE/mount-lowers/L0" "$LFS_BASE/mount-lowers/L1")
+	LOW=${LOWS[0]}:${LOWS[1]}
+	LFS_WRITE_DIRS+=("$T")
+	shift
+	printf 'd %s\n' "$@" | mktree "$T"
+}
+
+# mounted DIR: DIR is a mount point
+mounted() {
+	local m
+	while read -r _ m _; do
+		[ "$m" = "$1" ] && return 0
+	done </proc/mounts
+	return 1
+}
+
+# mount_opts DIR: the options /proc/mounts shows for the mount on DIR
+mount_opts() {
+	local m o
+	while read -r _ m _ o _; do
+		[ "$m" = "$1" ] && MOUNT_OPTS=$o
+	done </proc/mounts
+}
+
+# refusals CASE...: each CASE is "DATA#ERRNOS#LOG": mount(2) with DATA
+# fails with one of ERRNOS (a regex), and the kernel log of that attempt
+# has a line from the filesystem that matches LOG (a regex)
+refusals() {
+	local c data errnos logre out i=0 log bad=0
+	dmesg -C
+	for c in "$@"; do
+		IFS='#' read -r data errnos logre <<<"$c"
+		log_mark "t$BATS_TEST_NUMBER-$((i++))"
+		out=$("$PROBE" mount2 "$LFS_FSTYPE" "$T/mnt" "$data")
+		if ! [[ $out =~ ^mount:\ ($errnos)$ ]]; then
+			echo "$data: $out, want $errnos"
+			bad=1
+		fi
+	done
+	log=$(dmesg)
+	i=0
+	for c in "$@"; do
+		IFS='#' read -r data errnos logre <<<"$c"
+		log_since "t$BATS_TEST_NUMBER-$((i++))" "$log"
+		if ! [[ $LOG_CASE =~ $LFS_LOG_PREFIX.*($logre) ]]; then
+			echo "$data: no \"$LFS_LOG_PREFIX\" line matching \"$logre\" in:"
+			echo "$LOG_CASE"
+			bad=1
+		fi
+	done
+	! mounted "$T/mnt" || { echo "something got mounted on $T/mnt"; bad=1; }
+	return $bad
+}
+
+@test "refused: upper and work on different filesystems, nested, read-only, missing; each with an errno and a message" {
+	test_dir tmpfs u w mnt nest/u wi/w rosrc/u rosrc/w ro
+	: >"$T/file"
+	local e
+	lfs_base ext4
+	e=$LFS_BASE/t$BATS_TEST_NUMBER-ext4-w
+	LFS_WRITE_DIRS+=("$e")
+	mkdir -p "$e"
+	mount --bind "$T/rosrc" "$T/ro"
+	mount -o remount,bind,ro "$T/ro"
+	# the same options with a good pair mount (so the refusals below are
+	# about the pair)
+	wmount "$T/mnt" "$T/u" "$T/w" "${LOWS[@]}"
+	umount "$T/mnt"
+	refusals \
+		"lowerdir=$LOW,upperdir=$T/u,workdir=$e$LFS_WRITE_OPTS#EXDEV|EINVAL#upper|work" \
+		"lowerdir=$LOW,upperdir=$T/nest,workdir=$T/nest/u$LFS_WRITE_OPTS#EINVAL|ELOOP#upper|work" \
+		"lowerdir=$LOW,upperdir=$T/wi/w,workdir=$T/wi$LFS_WRITE_OPTS#EINVAL|ELOOP#upper|work" \
+		"lowerdir=$LOW,upperdir=$T/u,workdir=$T/u$LFS_WRITE_OPTS#EINVAL|ELOOP#upper|work" \
+		"lowerdir=$LOW,upperdir=$T/ro/u,workdir=$T/ro/w$LFS_WRITE_OPTS#EINVAL|EROFS#upper|work|r/o|read-only" \
+		"lowerdir=$LOW,upperdir=$LFS_REPO/src,workdir=$LFS_REPO/vm$LFS_WRITE_OPTS#EINVAL|EROFS#upper|work|r/o|read-only" \
+		"lowerdir=$LOW,upperdir=$T/u,workdir=$T/none$LFS_WRITE_OPTS#ENOENT#$T/none" \
+		"lowerdir=$LOW,upperdir=$T/file,workdir=$T/w$LFS_WRITE_OPTS#ENOTDIR|EINVAL#$T/file" \
+		"lowerdir=$LOW,upperdir=$T/u$LFS_WRITE_OPTS#EINVAL#work"
+}
+
+@test "fsconfig callers read why an upper layer is refused from the fs_context log" {
+	[ "$LFS_FSTYPE" = layerfs ] || skip "layerfs-mount mounts only layerfs"
+	test_dir tmpfs u w mnt nest/u
+	local e
+	lfs_base ext4
+	e=$LFS_BASE/t$BATS_TEST_NUMBER-ext4-w
+	LFS_WRITE_DIRS+=("$e")
+	mkdir -p "$e"
+	"$LFS_MOUNT" -o "lowerdir=$LOW,upperdir=$T/u,workdir=$T/w" "$T/mnt"
+	umount "$T/mnt"
+	run "$LFS_MOUNT" -v -o "lowerdir=$LOW,upperdir=$T/u,workdir=$e" "$T/mnt"
+	echo "$output"
+	[ "$status" = 32 ]
+	[[ $output =~ layerfs:\ .*(upper|work) ]]
+	run "$LFS_MOUNT" -v -o "lowerdir=$LOW,upperdir=$T/nest,workdir=$T/nest/u" "$T/mnt"
+	echo "$output"
+	[ "$status" = 32 ]
+	[[ $output =~ layerfs:\ .*(upper|work) ]]
+	! mounted "$T/mnt"
+}
+
+@test "an upperdir or workdir in use by another mount gives EBUSY; the first mount keeps working; after umount they can be used again" {
+	test_dir tmpfs u1 w1 u2 w2 u3 w3 mnt1 mnt
+	local other
+	wmount "$T/mnt1" "$T/u1" "$T/w1" "${LOWS[@]}"
+	# layerfs and overlay refuse each other's directories too
+	[ "$LFS_FSTYPE" = layerfs ] && other=overlay
+	refusals \
+		"$(wmount_data "$LOW" "$T/u1" "$T/w2")#EBUSY#upper" \
+		"$(wmount_data "$LOW" "$T/u2" "$T/w1")#EBUSY#work"
+	if [ -n "$other" ]; then
+		run "$PROBE" mount2 overlay "$T/mnt" "lowerdir=$LOW,upperdir=$T/u1,workdir=$T/w2,index=on"
+		[ "$output" = "mount: EBUSY" ]
+		run "$PROBE" mount2 overlay "$T/mnt" "lowerdir=$LOW,upperdir=$T/u2,workdir=$T/w1,index=on"
+		[ "$output" = "mount: EBUSY" ]
+	fi
+	run_ops "$T/mnt1" <<EOF
+create new n
+read new => n
+append low +1
+read low => lowdata+1
+read $T/u1/low => lowdata+1
+EOF
+	umount "$T/mnt1"
+	run_ops <<EOF
+count $T/u2 => 0
+count $T/w2 => 0
+EOF
+	wmount "$T/mnt" "$T/u1" "$T/w2" "${LOWS[@]}"
+	run_ops "$T/mnt" <<<'read new => n
+read low => lowdata+1'
+	umount "$T/mnt"
+	wmount "$T/mnt" "$T/u1" "$T/w1" "${LOWS[@]}"
+	umount "$T/mnt"
+	if [ -n "$other" ]; then
+		# an overlay holds them: layerfs is refused
+		mount -t overlay none "$T/mnt1" -o "lowerdir=$LOW,upperdir=$T/u3,workdir=$T/w3,index=on"
+		run "$PROBE" mount2 layerfs "$T/mnt" "$(wmount_data "$LOW" "$T/u3" "$T/w1")"
+		[ "$output" = "mount: EBUSY" ]
+		run "$PROBE" mount2 layerfs "$T/mnt" "$(wmount_data "$LOW" "$T/u1" "$T/w3")"
+		[ "$output" = "mount: EBUSY" ]
+	fi
+}
+
+@test "an upper filesystem without trusted xattrs (ramfs) is refused with a message" {
+	test_dir tmpfs ram mnt
+	mount -t ramfs none "$T/ram"
+	mktree "$T/ram" <<<'d u
+d w'
+	dmesg -C
+	log_mark "t$BATS_TEST_NUMBER"
+	run "$PROBE" mount2 "$LFS_FSTYPE" "$T/mnt" "$(wmount_data "$LOW" "$T/ram/u" "$T/ram/w")"
+	log_since "t$BATS_TEST_NUMBER" "$(dmesg)"
+	echo "$output"
+	echo "$LOG_CASE"
+	if [ "$LFS_FSTYPE" = overlay ]; then
+		# overlay mounts and warns: which shows ramfs is such a filesystem
+		[ "$output" = "mount: ok" ]
+		[[ $LOG_CASE == *"overlayfs: failed to set xattr on upper"* ]]
+		return 0
+	fi
+	[ "$output" = "mount: EINVAL" ]
+	[[ $LOG_CASE =~ layerfs:\ .*xattr ]]
+}
+
+@test "an upper filesystem without d_type (ext4 without filetype, on a loop device) is refused with a message" {
+	test_dir tmpfs nod mnt
+	truncate -s 8M "$T/img"
+	mkfs.ext4 -q -O ^filetype "$T/img" || skip "mkfs.ext4 cannot make an ext4 without filetype"
+	mount -o loop "$T/img" "$T/nod" || skip "no loop device"
+	mktree "$T/nod" <<<'d u
+d w'
+	dmesg -C
+	log_mark "t$BATS_TEST_NUMBER"
+	run "$PROBE" mount2 "$LFS_FSTYPE" "$T/mnt" "$(wmount_data "$LOW" "$T/nod/u" "$T/nod/w")"
+	log_since "t$BATS_TEST_NUMBER" "$(dmesg)"
+	echo "$output"
+	echo "$LOG_CASE"
+	if [ "$LFS_FSTYPE" = overlay ]; then
+		[ "$output" = "mount: ok" ]
+		[[ $LOG_CASE == *"overlayfs: upper fs needs to support d_type"* ]]
+		return 0
+	fi
+	[ "$output" = "mount: EINVAL" ]
+	[[ $LOG_CASE =~ layerfs:\ .*d_type ]]
+}
+
+@test "leftovers in the workdir's work directory from an earlier mount are cleaned at mount" {
+	test_dir ext4 u w mnt
+	local M=$T/mnt
+	wmount "$M" "$T/u" "$T/w" "${LOWS[@]}"
+	run_ops "$M" <<EOF
+count $T/w/work => 0
+append low +1
+EOF
+	umount "$M"
+	# what a crash in the middle of a copy-up or rename leaves behind;
+	# overlay cleans two levels only (and then mounts read-only)
+	{
+		printf '%s\n' 'f work/junk x' 'f work/jd/file y' 'd work/emptyd' \
+			'W work/chrwh' 'w work/wh' 'l work/link target' 'o work/opq'
+		[ "$LFS_FSTYPE" = overlay ] || echo 'f work/deep/er/still/file z'
+	} | mktree "$T/w"
+	wmount "$M" "$T/u" "$T/w" "${LOWS[@]}"
+	run_ops "$M" <<EOF
+count $T/w/work => 0
+read low => lowdata+1
+append low +2
+create new n
+mkdir newdir
+unlink a
+rename d dd
+read $T/u/low => lowdata+1+2
+count $T/w/work => 0
+EOF
+}
+
+@test "remount read-only: every write fails with EROFS, reads work; remount read-write: writes work again" {
+	local fs M
+	for fs in tmpfs ext4; do
+		test_dir "$fs" u w mnt
+		M=$T/mnt
+		wmount "$M" "$T/u" "$T/w" "${LOWS[@]}"
+		run_ops "$M" <<<'create new n'
+		mount -o remount,ro "$M"
+		mount_opts "$M"
+		[[ ,$MOUNT_OPTS, == *,ro,* ]]
+		run_ops "$M" <<EOF
+create x x => EROFS
+write new y => EROFS
+openw low => EROFS
+truncate low 0 => EROFS
+mkdir dd => EROFS
+fifo p => EROFS
+symlink t s => EROFS
+link low low2 => EROFS
+unlink new => EROFS
+unlink a => EROFS
+rmdir d => EROFS
+rename new n2 => EROFS
+rename d dd => EROFS
+chmod low 600 => EROFS
+chown low 1 1 => EROFS
+utimes low 1000 => EROFS
+setxattr low trusted.lfs.x 1 => EROFS
+tmpfile . - => EROFS
+read new => n
+read low => lowdata
+read d/b => b
+kind $T/u/low => absent
+kind $T/u/x => absent
+EOF
+		mount -o remount,rw "$M"
+		mount_opts "$M"
+		[[ ,$MOUNT_OPTS, == *,rw,* ]]
+		run_ops "$M" <<EOF
+create x x
+write new y
+append low +
+mkdir dd
+unlink a
+read low => lowdata+
+read $T/u/low => lowdata+
+read $T/u/new => y
+EOF
+		lfs_write_cleanup
+	done
+}
+
+@test "fsync, fdatasync and syncfs succeed through the mount and the data is in the upper file" {
+	local fs M
+	for fs in tmpfs ext4; do
+		test_dir "$fs" u w mnt
+		M=$T/mnt
+		wmount "$M" "$T/u" "$T/w" "${LOWS[@]}"
+		run_ops "$M" <<EOF
+create f1
+write f1 data1
+sync f1
+append low +s
+sync low
+pwrite d/b 0 B
+sync d/b
+cd $T/u
+read f1 => data1
+read low => lowdata+s
+read d/b => B
+EOF
+		lfs_write_cleanup
+	done
+}
+
+@test "the lower layers are unchanged by the mounts, refusals and writes of this file" {
+	local fs
+	for fs in tmpfs ext4; do
+		lfs_base "$fs"
+		diff -u "$BATS_FILE_TMPDIR/lower-$fs" <("$PROBE" meta "$LFS_BASE/mount-lowers")
+	done
+}

@@ -263,6 +263,16 @@ static int lfs_cu_set_origin(struct lfs_cu *cu)
 			     sizeof(origin));
 }
 
+/* Record how many names of an indexed copy are still only below. */
+static int lfs_write_lower_links(struct lfs_sb *sbi, struct dentry *upper,
+				 unsigned int lower_links)
+{
+	__le32 val = cpu_to_le32(lower_links);
+
+	return lfs_set_xattr(sbi, upper, LFS_XATTR_LOWER_LINKS, &val,
+			     sizeof(val));
+}
+
 /* Owner first (it clears set-id bits and capabilities), then the rest. */
 static int lfs_cu_copy_attrs(struct lfs_cu *cu)
 {
@@ -278,6 +288,9 @@ static int lfs_cu_copy_attrs(struct lfs_cu *cu)
 		err = lfs_cu_copy_xattrs(cu);
 	if (!err)
 		err = lfs_cu_set_origin(cu);
+	if (!err && cu->indexed)
+		err = lfs_write_lower_links(cu->sbi, cu->temp,
+					    cu->stat.nlink - 1);
 	if (!err && !S_ISLNK(cu->stat.mode)) {
 		attr.ia_valid = ATTR_MODE;
 		attr.ia_mode = cu->stat.mode;
@@ -505,6 +518,27 @@ out_unlock:
 }
 
 /*
+ * A lower name of an indexed copy was linked up: one name fewer is only
+ * below.  Caller holds the inode's copy-up lock and runs as the mounter.
+ * A crash before the marker is written leaves the count one too high.
+ */
+static void lfs_count_link_up(struct lfs_cu *cu, struct dentry *copy)
+{
+	struct inode *inode = d_inode(cu->dentry);
+	struct lfs_inode *li = LFS_I(inode);
+	unsigned int left = READ_ONCE(li->lower_links);
+	int err;
+
+	if (!test_bit(LFS_I_INDEXED, &li->flags) || !left)
+		return;
+	err = lfs_write_lower_links(cu->sbi, copy, left - 1);
+	if (err)
+		pr_warn_ratelimited("%pd: cannot record its link count (%d)\n",
+				    cu->dentry, err);
+	WRITE_ONCE(li->lower_links, left - 1);
+}
+
+/*
  * Copy up one object whose parent has an upper directory.
  * Return: 0, -EAGAIN if the parent has none (it moved meanwhile), or -errno.
  */
@@ -532,10 +566,15 @@ static int lfs_copy_up_one(struct dentry *dentry, unsigned int flags)
 
 	old_cred = lfs_override_creds(dentry->d_sb);
 	copy = S_ISDIR(inode->i_mode) ? NULL : lfs_i_upper(inode);
-	if (copy)
+	if (copy) {
 		upper = lfs_cu_link_up(&cu, copy);
-	else
+		if (!IS_ERR(upper) && upper != copy)
+			lfs_count_link_up(&cu, copy);
+	} else {
 		upper = lfs_cu_copy(&cu);
+		if (!IS_ERR(upper) && cu.indexed)
+			lfs_inode_set_indexed(inode, cu.stat.nlink - 1);
+	}
 	revert_creds(old_cred);
 
 	err = PTR_ERR_OR_ZERO(upper);
@@ -590,4 +629,27 @@ int lfs_copy_up_flags(struct dentry *dentry, unsigned int flags)
 int lfs_copy_up(struct dentry *dentry)
 {
 	return lfs_copy_up_flags(dentry, 0);
+}
+
+/**
+ * lfs_copy_up_hardlink - link up a name of a lower file with several links
+ * @dentry: a positive layerfs dentry about to lose its name
+ *
+ * Before a name of such a file goes, its inode gets a copy in the index
+ * and the name a link to it, so that the index's count of lower names
+ * stays true (see LFS_XATTR_LOWER_LINKS).  Other objects: nothing to do.
+ * Caller holds write access to the upper layer.
+ * Return: 0, or -errno.
+ */
+int lfs_copy_up_hardlink(struct dentry *dentry)
+{
+	struct inode *inode = d_inode(dentry);
+	struct lfs_inode *li = LFS_I(inode);
+
+	if (!S_ISREG(inode->i_mode) || lfs_upper(dentry) || !LFS_E(dentry)->nr)
+		return 0;
+	if (!test_bit(LFS_I_INDEXED, &li->flags) &&
+	    (!li->lower || li->lower->i_nlink < 2))
+		return 0;
+	return lfs_copy_up(dentry);
 }

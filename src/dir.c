@@ -160,7 +160,7 @@ static int lfs_instantiate(struct dentry *dentry, struct dentry *upper,
 	if (link_inode) {
 		inode = link_inode;
 		ihold(inode);
-		set_nlink(inode, d_inode(upper)->i_nlink);
+		lfs_update_nlink(inode);
 	} else {
 		inode = lfs_get_inode(dentry->d_sb, e, NULL);
 		if (IS_ERR(inode)) {
@@ -412,6 +412,17 @@ static int lfs_remove_upper(struct lfs_sb *sbi, struct dentry *upperdir,
 	return err;
 }
 
+/* @inode lost a name */
+static void lfs_name_removed(struct inode *inode)
+{
+	if (S_ISDIR(inode->i_mode))
+		clear_nlink(inode);
+	else if (lfs_i_upper(inode))
+		lfs_update_nlink(inode);
+	else if (inode->i_nlink)
+		drop_nlink(inode);
+}
+
 static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 {
 	struct lfs_sb *sbi = LFS_SB(dir->i_sb);
@@ -423,6 +434,11 @@ static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 	err = lfs_want_write_parent(dentry);
 	if (err)
 		return err;
+	if (!is_dir) {
+		err = lfs_copy_up_hardlink(dentry);
+		if (err)
+			goto out_drop;
+	}
 	old_cred = lfs_override_creds(dir->i_sb);
 	if (is_dir) {
 		err = lfs_dir_check_empty(dentry);
@@ -450,14 +466,12 @@ static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 out_revert:
 	revert_creds(old_cred);
 	if (!err) {
-		if (is_dir)
-			clear_nlink(inode);
-		else if (inode->i_nlink)
-			drop_nlink(inode);
+		lfs_name_removed(inode);
 		lfs_copy_attr(dir, d_inode(lfs_upper(parent)));
 		/* the next lookup of this name walks the layers again */
 		d_drop(dentry);
 	}
+out_drop:
 	lfs_drop_write(dentry);
 	return err;
 }
@@ -581,6 +595,7 @@ static int lfs_rename_opaque(struct lfs_sb *sbi, struct dentry *moving,
 static int lfs_rename_prepare(struct dentry *old, struct dentry *new,
 			      unsigned int flags)
 {
+	const struct cred *old_cred;
 	int err;
 
 	err = lfs_copy_up(old);
@@ -590,14 +605,14 @@ static int lfs_rename_prepare(struct dentry *old, struct dentry *new,
 		err = lfs_copy_up(new);
 	if (err || (flags & RENAME_EXCHANGE) || d_is_negative(new))
 		return err;
-	if (d_is_dir(new)) {
-		const struct cred *old_cred = lfs_override_creds(new->d_sb);
+	if (!d_is_dir(new))
+		return lfs_copy_up_hardlink(new);
 
-		err = lfs_dir_check_empty(new);
-		if (!err && lfs_upper(new))
-			err = lfs_clear_whiteouts(LFS_SB(new->d_sb), lfs_upper(new));
-		revert_creds(old_cred);
-	}
+	old_cred = lfs_override_creds(new->d_sb);
+	err = lfs_dir_check_empty(new);
+	if (!err && lfs_upper(new))
+		err = lfs_clear_whiteouts(LFS_SB(new->d_sb), lfs_upper(new));
+	revert_creds(old_cred);
 	return err;
 }
 
@@ -719,12 +734,8 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 					 lower, whiteout_left);
 out_revert:
 	revert_creds(old_cred);
-	if (!err && victim && !(flags & RENAME_EXCHANGE)) {
-		if (S_ISDIR(victim->i_mode))
-			clear_nlink(victim);
-		else if (victim->i_nlink)
-			drop_nlink(victim);
-	}
+	if (!err && victim && !(flags & RENAME_EXCHANGE))
+		lfs_name_removed(victim);
 	if (!err) {
 		lfs_copy_attr(olddir, d_inode(lfs_upper(old->d_parent)));
 		lfs_copy_attr(newdir, d_inode(lfs_upper(new->d_parent)));

@@ -85,7 +85,76 @@ void lfs_inode_set_upper(struct inode *inode, struct dentry *upper)
 	}
 	spin_unlock(&inode->i_lock);
 	lfs_copy_attr(inode, d_inode(upper));
-	set_nlink(inode, d_inode(upper)->i_nlink);
+	lfs_update_nlink(inode);
+}
+
+/**
+ * lfs_inode_set_indexed - mark an inode's copy as one in the index
+ * @inode: the layerfs inode, before its upper is published
+ * @lower_links: its lower names not yet in the upper layer
+ *
+ * Set once; later calls (another name's lookup) change nothing.
+ */
+void lfs_inode_set_indexed(struct inode *inode, unsigned int lower_links)
+{
+	struct lfs_inode *li = LFS_I(inode);
+
+	spin_lock(&inode->i_lock);
+	if (!test_bit(LFS_I_INDEXED, &li->flags)) {
+		WRITE_ONCE(li->lower_links, lower_links);
+		/* the count is there before the flag; pairs with lfs_nlink() */
+		smp_mb__before_atomic();
+		set_bit(LFS_I_INDEXED, &li->flags);
+	}
+	spin_unlock(&inode->i_lock);
+}
+
+/**
+ * lfs_nlink - the link count layerfs shows
+ * @inode: the layerfs inode
+ * @real_nlink: the link count of the real inode behind it
+ *
+ * The copy of a lower file with several links has one link in the index,
+ * which is not a name, and the lower names not linked up yet are names.
+ */
+unsigned int lfs_nlink(const struct inode *inode, unsigned int real_nlink)
+{
+	const struct lfs_inode *li = LFS_I(inode);
+
+	if (!test_bit(LFS_I_INDEXED, &li->flags) || !lfs_i_upper(inode))
+		return real_nlink;
+	/* the count was set before the flag: lfs_inode_set_indexed() */
+	smp_rmb();
+	return (real_nlink ? real_nlink - 1 : 0) + READ_ONCE(li->lower_links);
+}
+
+/* i_nlink from the real inode, after a change of names */
+void lfs_update_nlink(struct inode *inode)
+{
+	set_nlink(inode, lfs_nlink(inode, lfs_real_inode(inode)->i_nlink));
+}
+
+/**
+ * lfs_read_lower_links - read LFS_XATTR_LOWER_LINKS of an indexed copy
+ * @upper: the copy
+ * @lower_links: filled in; 0 when the marker is missing or bad
+ *
+ * Caller runs as the mounter.
+ */
+int lfs_read_lower_links(struct dentry *upper, unsigned int *lower_links)
+{
+	__le32 val;
+	ssize_t len;
+
+	*lower_links = 0;
+	len = vfs_getxattr(&init_user_ns, upper, LFS_XATTR_LOWER_LINKS, &val,
+			   sizeof(val));
+	if (len < 0)
+		return len;
+	if (len != sizeof(val))
+		return -EINVAL;
+	*lower_links = le32_to_cpu(val);
+	return 0;
 }
 
 /* how a non-directory is found in the inode cache */
@@ -95,6 +164,7 @@ struct lfs_ikey {
 	struct inode *lower;		/* its lower inode, when known */
 	struct dentry *upper;		/* its upper object, when known */
 	bool indexed;			/* the upper object is in the index */
+	unsigned int lower_links;	/* then: see LFS_XATTR_LOWER_LINKS */
 };
 
 static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
@@ -111,11 +181,11 @@ static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
 	if (key->upper && !li->upper)
 		li->upper = dget(key->upper);
 	if (key->indexed)
-		set_bit(LFS_I_INDEXED, &li->flags);
+		lfs_inode_set_indexed(inode, key->lower_links);
 	real = lfs_real_inode(inode);
 	inode->i_ino = key->ino;
 	lfs_copy_attr(inode, real);
-	set_nlink(inode, real->i_nlink);
+	lfs_update_nlink(inode);
 	inode->i_flags |= S_NOATIME | S_NOCMTIME;
 
 	switch (real->i_mode & S_IFMT) {
@@ -184,15 +254,19 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 	memset(key, 0, sizeof(*key));
 	key->upper = e->upper ? e->upper : index;
 	key->indexed = !!index;
-	if (e->upper) {
+	if (key->upper) {
 		old_cred = lfs_override_creds(sb);
-		err = lfs_read_origin(e->upper, &origin);
+		if (e->upper)
+			err = lfs_read_origin(e->upper, &origin);
+		if (!err)
+			key->indexed = origin.flags & LFS_ORIGIN_INDEXED;
+		if (key->indexed)
+			lfs_read_lower_links(key->upper, &key->lower_links);
 		revert_creds(old_cred);
 	}
 	if (!err) {
 		key->by_ino = true;
 		key->ino = le64_to_cpu(origin.ino);
-		key->indexed = origin.flags & LFS_ORIGIN_INDEXED;
 	} else if (e->nr) {
 		key->by_ino = true;
 		key->lower = d_inode(e->real[0].dentry);
@@ -238,6 +312,8 @@ struct inode *lfs_get_inode(struct super_block *sb, struct lfs_entry *e,
 		unlock_new_inode(inode);
 	} else if (key.upper && !lfs_i_upper(inode)) {
 		/* another name was copied up, in an earlier mount */
+		if (key.indexed)
+			lfs_inode_set_indexed(inode, key.lower_links);
 		lfs_inode_set_upper(inode, key.upper);
 	}
 	return inode;
@@ -278,10 +354,8 @@ static int lfs_getattr(struct user_namespace *mnt_userns,
 		/* a merged directory's link count means nothing: "unknown" */
 		if (LFS_E(dentry)->nr > (lfs_upper(dentry) ? 0 : 1))
 			stat->nlink = 1;
-	} else if (test_bit(LFS_I_INDEXED, &LFS_I(inode)->flags) &&
-		   lfs_i_upper(inode) && stat->nlink > 1) {
-		/* the index's own link is not a name */
-		stat->nlink--;
+	} else {
+		stat->nlink = lfs_nlink(inode, stat->nlink);
 	}
 	return 0;
 }

@@ -101,13 +101,17 @@ struct lfs_inode {
 	struct inode *lower;		/* top-most lower inode, or NULL (a reference) */
 	struct lfs_layer *layer;	/* the layer @lower lives in */
 	unsigned long flags;		/* LFS_I_* */
+	unsigned int lower_links;	/* LFS_I_INDEXED: see LFS_XATTR_LOWER_LINKS */
 	struct mutex lock;		/* serializes copy-up of this inode */
 	struct inode vfs_inode;
 };
 
 /* the inode is keyed by st_ino (it has a lower origin), not by pointer */
 #define LFS_I_BY_INO		0
-/* the upper object is linked in the hard-link index */
+/*
+ * the upper object is linked in the hard-link index; @lower_links is
+ * valid (set before @upper is published, changed under @lock)
+ */
 #define LFS_I_INDEXED		1
 
 static inline struct lfs_sb *LFS_SB(const struct super_block *sb)
@@ -241,6 +245,7 @@ int lfs_tmpfile(struct user_namespace *mnt_userns, struct inode *dir,
 #define LFS_CU_NODATA	0x1	/* the data is about to be truncated away */
 int lfs_copy_up(struct dentry *dentry);
 int lfs_copy_up_flags(struct dentry *dentry, unsigned int flags);
+int lfs_copy_up_hardlink(struct dentry *dentry);
 void lfs_set_upper(struct dentry *dentry, struct dentry *upper);
 int lfs_want_write(struct dentry *dentry);
 void lfs_drop_write(struct dentry *dentry);
@@ -281,6 +286,10 @@ void lfs_evict_inode(struct inode *inode);
 struct inode *lfs_get_inode(struct super_block *sb, struct lfs_entry *e,
 			    struct dentry *index);
 void lfs_inode_set_upper(struct inode *inode, struct dentry *upper);
+void lfs_inode_set_indexed(struct inode *inode, unsigned int lower_links);
+unsigned int lfs_nlink(const struct inode *inode, unsigned int real_nlink);
+void lfs_update_nlink(struct inode *inode);
+int lfs_read_lower_links(struct dentry *upper, unsigned int *lower_links);
 void lfs_copy_attr(struct inode *inode, const struct inode *real);
 int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		struct iattr *attr);

@@ -48,6 +48,15 @@ struct lfs_origin {
 	__le64 real_ino;		/* the lower object's own inode number */
 };
 
+/*
+ * On the copy of a lower file with several links (LFS_ORIGIN_INDEXED):
+ * how many of the lower file's names are not in the upper layer yet, as
+ * a __le32.  layerfs shows st_nlink = the copy's links - 1 (the index's
+ * own) + this.  A lower name is linked up before it is removed, so this
+ * only ever goes down, by one for each name linked up.
+ */
+#define LFS_XATTR_LOWER_LINKS		LFS_XATTR_PREFIX "lfs.lowerlinks"
+
 /* the work directory's parts, under workdir= */
 #define LFS_WORK_NAME			"work"	/* copy-up scratch, emptied at mount */
 #define LFS_INDEX_NAME			"index"	/* hard-link index */

@@ -45,7 +45,7 @@ for step in deps kernel module tools; do
 	fi
 done
 
-lfs_phase host-tests bash -c 'bats --tap tests/bats/host | tee build/host.tap'
+lfs_phase host-tests bash -c 'bats --tap --timing tests/bats/host | tee build/host.tap'
 read -r p f < <(lfs_count build/host.tap)
 passed=$((passed + p)) failed=$((failed + f))
 

@@ -84,6 +84,9 @@ f L1/race/r2 abcdefghijklmnopqrstuvwxyz
 f L1/deep/a/b/c/r3 abcdefghijklmnopqrstuvwxyz
 f L1/trunc/o data-o
 f L1/trunc/t data-t
+f L1/dead/empty
+f L1/dead/full data-full
+f L1/dead/over old
 EOF
 }
 
@@ -325,6 +328,38 @@ count $U/race => 2
 count $U/deep/a/b/c => 1
 read $L1/race/r1 => abcdefghijklmnopqrstuvwxyz
 read $L1/deep/a/b/c/r3 => abcdefghijklmnopqrstuvwxyz
+count $W/work => 0
+EOF
+	done
+}
+
+@test "a file removed while open and then changed through its fd is copied up as an unlinked file" {
+	local fs
+	for fs in tmpfs ext4; do
+		echo "# $fs"
+		stack_vars "$fs"
+		# (fd 3 is bats's)
+		# the copy-ups find a whiteout, or a new file, where the name was:
+		# the copies stay unlinked, as on any filesystem
+		exec 6<"$M/dead/empty" 7<"$M/dead/full" 8<"$M/dead/over"
+		rm "$M/dead/empty" "$M/dead/full"
+		printf new >"$M/dead/over.new"
+		mv "$M/dead/over.new" "$M/dead/over"
+		chmod 600 /proc/self/fd/6 /proc/self/fd/7 /proc/self/fd/8
+		run stat -L -c '%h %a %s' /proc/self/fd/6 /proc/self/fd/7 /proc/self/fd/8
+		exec 6<&- 7<&-
+		same_text "stat of the removed files" "$output" "0 600 0
+0 600 9
+0 600 3" || return 1
+		run cat /proc/self/fd/8
+		exec 8<&-
+		[ "$output" = old ]
+		run_ops <<EOF
+count $M/dead => 1
+read $M/dead/over => new
+kind $U/dead/empty => $WH
+kind $U/dead/full => $WH
+read $L1/dead/full => data-full
 count $W/work => 0
 EOF
 	done

@@ -813,6 +813,19 @@ static int ops_write(const char *path, int flags, off_t off, const char *data)
 	return err;
 }
 
+
+/* close @fd; on an earlier error (@err) keep its errno and return -1 */
+static int close_after(int fd, int err)
+{
+	int e = errno;
+
+	if (!err)
+		return close(fd);
+	close(fd);
+	errno = e;
+	return -1;
+}
+
 /* O_TMPFILE in @dir, @data in it, then linkat() to @name unless "-" */
 static int ops_tmpfile(const char *dir, const char *name, const char *data)
 {
@@ -825,14 +838,7 @@ static int ops_tmpfile(const char *dir, const char *name, const char *data)
 		err = -1;
 	if (!err && strcmp(name, "-"))
 		err = linkat(fd, "", AT_FDCWD, name, AT_EMPTY_PATH);
-	if (err) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return close(fd);
+	return close_after(fd, err);
 }
 
 /* fsync, fdatasync and syncfs on @path opened for write */
@@ -843,14 +849,7 @@ static int ops_sync(const char *path)
 	if (fd < 0)
 		return -1;
 	err = fsync(fd) || fdatasync(fd) || syncfs(fd) ? -1 : 0;
-	if (err) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return close(fd);
+	return close_after(fd, err);
 }
 
 /* drop to @uid/@gid, no supplementary groups, for the rest of the script */

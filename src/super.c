@@ -22,12 +22,18 @@ enum lfs_param {
 	LFS_OPT_NAMEINDEX,
 };
 
+static const struct constant_table lfs_on_off[] = {
+	{ "on",		true },
+	{ "off",	false },
+	{}
+};
+
 static const struct fs_parameter_spec lfs_param_spec[] = {
 	fsparam_string("lowerdir",	LFS_OPT_LOWERDIR),
 	fsparam_string("lowerdir+",	LFS_OPT_LOWERDIR_ADD),
 	fsparam_string("upperdir",	LFS_OPT_UPPERDIR),
 	fsparam_string("workdir",	LFS_OPT_WORKDIR),
-	fsparam_bool("nameindex",	LFS_OPT_NAMEINDEX),
+	fsparam_enum("nameindex",	LFS_OPT_NAMEINDEX, lfs_on_off),
 	{}
 };
 
@@ -90,7 +96,7 @@ static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	case LFS_OPT_WORKDIR:
 		return lfs_config_set_upper(fc, param->key, param->string);
 	case LFS_OPT_NAMEINDEX:
-		cfg->no_nameindex = !result.boolean;
+		cfg->no_nameindex = !result.uint_32;
 		return 0;
 	}
 	return -EINVAL;

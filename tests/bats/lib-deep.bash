@@ -42,3 +42,11 @@ deep_layers() {
 		echo "$WORK/L$i"
 	done
 }
+
+# deep_workdir: lfs_workdir tmpfs on a tmpfs of its own, so that
+# lfs_cleanup frees thousands of layers by one umount, not an rm -rf
+deep_workdir() {
+	lfs_workdir tmpfs
+	mount -t tmpfs -o mode=0755 deep "$WORK"
+	mkdir "$WORK/mnt"
+}

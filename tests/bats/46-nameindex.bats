@@ -13,22 +13,19 @@ teardown() {
 }
 
 # probe_names N: relative paths to stat in a deep_spec N tree: every name
-# of the spec, names in no layer, names below files
+# of the spec, names in no layer, names below files (awk: see lib-deep)
 probe_names() {
-	local n=$1 i d
-	for ((i = 0; i < n; i++)); do
-		echo "d$((i % 10))/f$i"
-		echo "d$((i % 10))/miss$i"
-		if ((i % 10 == 0)); then
-			echo "all/f$i"
-			echo "all/sub/s$i"
-		fi
-	done
-	for d in d0 d5 all all/sub nodir; do
-		echo "$d/nothing"
-		echo "$d/f0/below"
-	done
-	echo "all/sub/s$((n + 1))"
+	awk -v n="$1" 'BEGIN {
+		for (i = 0; i < n; i++) {
+			printf "d%d/f%d\nd%d/miss%d\n", i % 10, i, i % 10, i
+			if (i % 10 == 0)
+				printf "all/f%d\nall/sub/s%d\n", i, i
+		}
+		split("d0 d5 all all/sub nodir", d, " ")
+		for (j = 1; j <= 5; j++)
+			printf "%s/nothing\n%s/f0/below\n", d[j], d[j]
+		printf "all/sub/s%d\n", n + 1
+	}'
 }
 
 # same_answers N M1 M2: M1 and M2 show the same tree and the same stat

@@ -48,6 +48,7 @@ struct lfs_config {
 	unsigned int cap_lower;		/* entries allocated */
 	bool lower_appended;		/* "lowerdir+" was used */
 	bool lower_listed;		/* "lowerdir" was used */
+	bool no_nameindex;		/* "nameindex=off" */
 };
 
 /* Per-superblock state.  Immutable after fill_super. */
@@ -66,6 +67,7 @@ struct lfs_sb {
 	unsigned int nr_fsid;		/* distinct filesystems under the layers */
 	unsigned int xino_shift;	/* st_ino = real ino | fsid << xino_shift */
 	const struct cred *creator_cred; /* the mounter's credentials */
+	bool nameindex;			/* name indexes for deep directories */
 };
 
 /* One real object behind a layerfs dentry: a dentry in a layer. */
@@ -88,9 +90,14 @@ struct lfs_real {
  */
 struct lfs_entry {
 	struct dentry *upper;		/* upper object (a reference) or NULL */
+	struct lfs_nindex __rcu *nindex; /* name index of a directory, or NULL */
+	unsigned long flags;		/* LFS_E_* */
 	unsigned int nr;		/* number of lower objects */
 	struct lfs_real real[];		/* lower objects, top first */
 };
+
+/* the directory gets no name index: too many names, or a passing entry */
+#define LFS_E_NO_INDEX		0
 
 /*
  * Per-inode state.  Directories have one inode per dentry; non-
@@ -197,6 +204,50 @@ static inline unsigned int lfs_nr_instances(const struct lfs_entry *e,
 
 void lfs_instance(const struct lfs_sb *sbi, const struct lfs_entry *e,
 		  struct dentry *upper, unsigned int i, struct lfs_real *out);
+
+/* names.c: a hash table of names */
+struct lfs_name {
+	struct lfs_name *next;		/* hash chain */
+	u32 hash;			/* full_name_hash() */
+	u16 len;			/* name length */
+	const char *name;		/* not NUL-terminated */
+};
+
+struct lfs_name_chunk;
+
+struct lfs_nametab {
+	struct lfs_name **hash;		/* buckets */
+	unsigned int bits;		/* log2 of the number of buckets */
+	unsigned int count;		/* names in the table */
+	struct lfs_name_chunk *chunks;	/* where the entries live */
+	size_t bytes;			/* memory held */
+};
+
+int lfs_nametab_init(struct lfs_nametab *t, unsigned int bits);
+void lfs_nametab_destroy(struct lfs_nametab *t);
+struct lfs_name *lfs_nametab_find(const struct lfs_nametab *t,
+				  const char *name, unsigned int len, u32 hash);
+void *lfs_nametab_add(struct lfs_nametab *t, size_t size, const char *name,
+		      unsigned int len, u32 hash);
+
+/* nameindex.c */
+struct lfs_nindex;
+
+/* where a walk guided by a name index is */
+struct lfs_ni_cursor {
+	struct lfs_nindex *ni;		/* NULL: visit every instance */
+	u32 occ;
+};
+
+struct lfs_nindex *lfs_ni_get(const struct lfs_sb *sbi, struct lfs_entry *e);
+void lfs_ni_put(struct lfs_nindex *ni);
+void lfs_ni_release(struct lfs_entry *e);
+unsigned int lfs_ni_first(struct lfs_ni_cursor *c, unsigned int nr,
+			  const struct qstr *name);
+unsigned int lfs_ni_next(struct lfs_ni_cursor *c, unsigned int nr,
+			 unsigned int pos);
+int lfs_ni_init(void);
+void lfs_ni_exit(void);
 
 /* super.c */
 extern const struct dentry_operations lfs_dentry_operations;

@@ -141,14 +141,17 @@ int lfs_read_origin(struct dentry *upper, struct lfs_origin *origin)
  * non-directory is the answer on its own, a directory collects the same
  * name from the layers below until one is opaque or holds a non-directory.
  */
-static int lfs_lookup_lowers(const struct lfs_entry *pe, const struct qstr *name,
-			     struct lfs_entry *e, bool below_dir)
+static int lfs_lookup_lowers(const struct lfs_sb *sbi, struct lfs_entry *pe,
+			     const struct qstr *name, struct lfs_entry *e,
+			     bool below_dir)
 {
+	struct lfs_ni_cursor c = { .ni = lfs_ni_get(sbi, pe) };
 	unsigned int i;
 	int err = 0;
 
 	e->nr = 0;
-	for (i = 0; i < pe->nr; i++) {
+	for (i = lfs_ni_first(&c, pe->nr, name); i < pe->nr;
+	     i = lfs_ni_next(&c, pe->nr, i)) {
 		const struct lfs_real *parent = &pe->real[i];
 		bool first = !below_dir && !e->nr;
 		struct dentry *real;
@@ -180,6 +183,7 @@ static int lfs_lookup_lowers(const struct lfs_entry *pe, const struct qstr *name
 		if (!d_is_dir(real) || opaque)
 			break;
 	}
+	lfs_ni_put(c.ni);
 	return err;
 }
 
@@ -197,9 +201,9 @@ static void lfs_entry_put_lowers(struct lfs_entry *e)
 static struct lfs_entry *lfs_lookup_abs_redirect(struct super_block *sb,
 						 const char *path)
 {
-	const struct lfs_entry *root = LFS_E(sb->s_root);
-	struct lfs_entry *cur = NULL, *next;
-	unsigned int nr = LFS_SB(sb)->nr_layers;
+	struct lfs_entry *root = LFS_E(sb->s_root), *cur = NULL, *next;
+	const struct lfs_sb *sbi = LFS_SB(sb);
+	unsigned int nr = sbi->nr_layers;
 	int err = 0;
 
 	while (*path) {
@@ -219,7 +223,9 @@ static struct lfs_entry *lfs_lookup_abs_redirect(struct super_block *sb,
 			err = -ENOMEM;
 			break;
 		}
-		err = lfs_lookup_lowers(cur ? cur : root, &name, next, false);
+		/* a passing entry: not worth an index */
+		set_bit(LFS_E_NO_INDEX, &next->flags);
+		err = lfs_lookup_lowers(sbi, cur ? cur : root, &name, next, false);
 		lfs_entry_free(cur);
 		cur = next;
 		if (err)
@@ -272,7 +278,7 @@ static char *lfs_read_redirect(struct lfs_sb *sbi, struct dentry *upper)
  * Return: a new entry, or an ERR_PTR.
  */
 static struct lfs_entry *lfs_lookup_redirect(struct super_block *sb,
-					     const struct lfs_entry *pe,
+					     struct lfs_entry *pe,
 					     const char *redirect)
 {
 	struct lfs_entry *e;
@@ -287,7 +293,7 @@ static struct lfs_entry *lfs_lookup_redirect(struct super_block *sb,
 	e = lfs_entry_alloc(max(pe->nr, 1U));
 	if (!e)
 		return ERR_PTR(-ENOMEM);
-	err = lfs_lookup_lowers(pe, &name, e, false);
+	err = lfs_lookup_lowers(LFS_SB(sb), pe, &name, e, false);
 	if (!err && e->nr && !d_is_dir(e->real[0].dentry))
 		lfs_entry_put_lowers(e);
 	if (err) {
@@ -308,7 +314,7 @@ struct lfs_walk {
  * directory or an opaque directory stands alone, a redirect says where
  * the lower parts are.  Then the lower layers.
  */
-static int lfs_lookup_walk(struct super_block *sb, const struct lfs_entry *pe,
+static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 			   struct dentry *pupper, const struct qstr *name,
 			   struct lfs_walk *w)
 {
@@ -355,7 +361,7 @@ static int lfs_lookup_walk(struct super_block *sb, const struct lfs_entry *pe,
 			return 0;
 		}
 	}
-	return lfs_lookup_lowers(pe, name, e, upper);
+	return lfs_lookup_lowers(sbi, pe, name, e, upper);
 }
 
 /**
@@ -369,24 +375,29 @@ static int lfs_lookup_walk(struct super_block *sb, const struct lfs_entry *pe,
  */
 int lfs_lower_positive(struct dentry *dentry)
 {
-	const struct lfs_entry *pe = LFS_E(dentry->d_parent);
+	struct lfs_entry *pe = LFS_E(dentry->d_parent);
+	struct lfs_ni_cursor c = { .ni = lfs_ni_get(LFS_SB(dentry->d_sb), pe) };
+	int positive = 0;
 	unsigned int i;
 
-	for (i = 0; i < pe->nr; i++) {
+	for (i = lfs_ni_first(&c, pe->nr, &dentry->d_name); i < pe->nr;
+	     i = lfs_ni_next(&c, pe->nr, i)) {
 		const struct lfs_real *parent = &pe->real[i];
 		struct dentry *real;
-		int positive;
 
 		real = lfs_lookup_layer(parent, &dentry->d_name);
-		if (IS_ERR(real))
-			return PTR_ERR(real);
+		if (IS_ERR(real)) {
+			positive = PTR_ERR(real);
+			break;
+		}
 		if (!real)
 			continue;
 		positive = !lfs_is_whiteout(parent->layer, real, parent->flags);
 		dput(real);
-		return positive;
+		break;
 	}
-	return 0;
+	lfs_ni_put(c.ni);
+	return positive;
 }
 
 /*
@@ -436,7 +447,7 @@ static struct lfs_entry *lfs_walk_result(struct lfs_walk *w)
 struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 			  unsigned int flags)
 {
-	const struct lfs_entry *pe = LFS_E(dentry->d_parent);
+	struct lfs_entry *pe = LFS_E(dentry->d_parent);
 	struct super_block *sb = dir->i_sb;
 	struct lfs_walk_buf onstack;
 	struct lfs_walk w = { .e = &onstack.e };

@@ -17,39 +17,23 @@
 #include <linux/namei.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
-#include <linux/hash.h>
 #include <linux/stringhash.h>
 #include "layerfs.h"
 
 /* one name in a merged listing */
 struct lfs_dirent {
-	struct lfs_dirent *next;	/* hash chain */
+	struct lfs_name n;		/* first: the name, hashed */
 	u64 ino;			/* d_ino to report */
-	unsigned int hash;		/* full_name_hash() of the name */
-	unsigned short len;		/* name length */
 	unsigned char type;		/* DT_* */
 	bool whiteout;			/* hides the name; never listed */
 	bool check;			/* may be a whiteout: look it up */
-	char name[];			/* not NUL-terminated */
-};
-
-#define LFS_RD_CHUNK	(16 * 1024)
-
-/* a block of dirents; listings are freed chunk by chunk */
-struct lfs_rd_chunk {
-	struct lfs_rd_chunk *next;
-	size_t used;
-	char data[];
 };
 
 struct lfs_listing {
-	struct lfs_dirent **hash;	/* hash buckets */
-	unsigned int hash_bits;
+	struct lfs_nametab names;	/* every name seen, whiteouts included */
 	struct lfs_dirent **order;	/* visible entries in listing order */
 	unsigned int count;		/* entries in @order */
 	unsigned int cap;		/* room in @order */
-	unsigned int nr_names;		/* names hashed, whiteouts included */
-	struct lfs_rd_chunk *chunks;
 };
 
 /* per open directory */
@@ -59,73 +43,11 @@ struct lfs_dir_file {
 
 static void lfs_listing_free(struct lfs_listing *l)
 {
-	struct lfs_rd_chunk *c, *next;
-
 	if (!l)
 		return;
-	for (c = l->chunks; c; c = next) {
-		next = c->next;
-		kvfree(c);
-	}
-	kvfree(l->hash);
+	lfs_nametab_destroy(&l->names);
 	kvfree(l->order);
 	kfree(l);
-}
-
-static struct lfs_dirent *lfs_dirent_alloc(struct lfs_listing *l, int len)
-{
-	size_t need = ALIGN(struct_size((struct lfs_dirent *)NULL, name, len), 8);
-	struct lfs_rd_chunk *c = l->chunks;
-	struct lfs_dirent *d;
-
-	if (!c || c->used + need > LFS_RD_CHUNK) {
-		c = kvmalloc(sizeof(*c) + LFS_RD_CHUNK, GFP_KERNEL);
-		if (!c)
-			return NULL;
-		c->used = 0;
-		c->next = l->chunks;
-		l->chunks = c;
-	}
-	d = (struct lfs_dirent *)(c->data + c->used);
-	c->used += need;
-	return d;
-}
-
-static int lfs_listing_rehash(struct lfs_listing *l, unsigned int bits)
-{
-	struct lfs_dirent **hash, **old = l->hash;
-	unsigned int i, n = 1U << bits;
-
-	hash = kvcalloc(n, sizeof(*hash), GFP_KERNEL);
-	if (!hash)
-		return -ENOMEM;
-	for (i = 0; old && i < (1U << l->hash_bits); i++) {
-		struct lfs_dirent *d = old[i], *next;
-
-		for (; d; d = next) {
-			unsigned int b = hash_32(d->hash, bits);
-
-			next = d->next;
-			d->next = hash[b];
-			hash[b] = d;
-		}
-	}
-	kvfree(old);
-	l->hash = hash;
-	l->hash_bits = bits;
-	return 0;
-}
-
-static struct lfs_dirent *lfs_listing_find(struct lfs_listing *l,
-					   const char *name, int len,
-					   unsigned int hash)
-{
-	struct lfs_dirent *d = l->hash[hash_32(hash, l->hash_bits)];
-
-	for (; d; d = d->next)
-		if (d->hash == hash && d->len == len && !memcmp(d->name, name, len))
-			return d;
-	return NULL;
 }
 
 static int lfs_listing_append(struct lfs_listing *l, struct lfs_dirent *d)
@@ -192,29 +114,17 @@ static bool lfs_rd_actor(struct dir_context *ctx, const char *name, int len,
 		return true;
 
 	hash = full_name_hash(NULL, name, len);
-	if (lfs_listing_find(l, name, len, hash))
+	if (lfs_nametab_find(&l->names, name, len, hash))
 		return true;	/* a layer above has the name */
 
-	if (l->nr_names >= (2U << l->hash_bits)) {
-		rd->err = lfs_listing_rehash(l, l->hash_bits + 1);
-		if (rd->err)
-			return false;
-	}
-	d = lfs_dirent_alloc(l, len);
+	d = lfs_nametab_add(&l->names, sizeof(*d), name, len, hash);
 	if (!d) {
 		rd->err = -ENOMEM;
 		return false;
 	}
-	memcpy(d->name, name, len);
-	d->len = len;
-	d->hash = hash;
 	d->type = type;
 	d->ino = lfs_ino(rd->sbi, rd->real->layer, ino);
-	d->whiteout = false;
 	d->check = lfs_rd_needs_check(rd, type);
-	d->next = l->hash[hash_32(hash, l->hash_bits)];
-	l->hash[hash_32(hash, l->hash_bits)] = d;
-	l->nr_names++;
 
 	rd->err = lfs_listing_append(l, d);
 	return !rd->err;
@@ -237,7 +147,7 @@ static int lfs_rd_check_layer(const struct lfs_sb *sbi, struct lfs_listing *l,
 
 		if (d->check) {
 			real = lookup_one_unlocked(mnt_user_ns(r->layer->mnt),
-						   d->name, r->dentry, d->len);
+						   d->n.name, r->dentry, d->n.len);
 			if (IS_ERR(real))
 				return PTR_ERR(real);
 			if (d_is_positive(real)) {
@@ -304,7 +214,7 @@ static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 	l = kzalloc(sizeof(*l), GFP_KERNEL);
 	if (!l)
 		return ERR_PTR(-ENOMEM);
-	err = lfs_listing_rehash(l, 6);
+	err = lfs_nametab_init(&l->names, 6);
 	if (err)
 		goto out_free;
 	rd.listing = l;
@@ -343,7 +253,7 @@ static int lfs_iterate(struct file *file, struct dir_context *ctx)
 	while (ctx->pos - 2 < l->count) {
 		struct lfs_dirent *d = l->order[ctx->pos - 2];
 
-		if (!dir_emit(ctx, d->name, d->len, d->ino, d->type))
+		if (!dir_emit(ctx, d->n.name, d->n.len, d->ino, d->type))
 			break;
 		ctx->pos++;
 	}

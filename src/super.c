@@ -19,6 +19,13 @@ enum lfs_param {
 	LFS_OPT_LOWERDIR_ADD,
 	LFS_OPT_UPPERDIR,
 	LFS_OPT_WORKDIR,
+	LFS_OPT_NAMEINDEX,
+};
+
+static const struct constant_table lfs_on_off[] = {
+	{ "on",		true },
+	{ "off",	false },
+	{}
 };
 
 static const struct fs_parameter_spec lfs_param_spec[] = {
@@ -26,6 +33,7 @@ static const struct fs_parameter_spec lfs_param_spec[] = {
 	fsparam_string("lowerdir+",	LFS_OPT_LOWERDIR_ADD),
 	fsparam_string("upperdir",	LFS_OPT_UPPERDIR),
 	fsparam_string("workdir",	LFS_OPT_WORKDIR),
+	fsparam_enum("nameindex",	LFS_OPT_NAMEINDEX, lfs_on_off),
 	{}
 };
 
@@ -87,6 +95,9 @@ static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	case LFS_OPT_UPPERDIR:
 	case LFS_OPT_WORKDIR:
 		return lfs_config_set_upper(fc, param->key, param->string);
+	case LFS_OPT_NAMEINDEX:
+		cfg->no_nameindex = !result.uint_32;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -188,6 +199,8 @@ static int lfs_show_options(struct seq_file *m, struct dentry *root)
 		seq_puts(m, ",workdir=");
 		lfs_show_path(m, sbi->work_name);
 	}
+	if (!sbi->nameindex)
+		seq_puts(m, ",nameindex=off");
 	return 0;
 }
 
@@ -294,6 +307,7 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->creator_cred = prepare_creds();
 	if (!sbi->creator_cred)
 		goto out;
+	sbi->nameindex = !cfg->no_nameindex;
 
 	err = lfs_layers_build(fc, sbi);
 	if (err)
@@ -439,16 +453,26 @@ static int __init lfs_init(void)
 					     lfs_inode_init_once);
 	if (!lfs_inode_cachep)
 		return -ENOMEM;
+	err = lfs_ni_init();
+	if (err)
+		goto out_cache;
 	err = register_filesystem(&lfs_fs_type);
 	if (err)
-		kmem_cache_destroy(lfs_inode_cachep);
+		goto out_ni;
+	return 0;
+
+out_ni:
+	lfs_ni_exit();
+out_cache:
+	kmem_cache_destroy(lfs_inode_cachep);
 	return err;
 }
 
 static void __exit lfs_exit(void)
 {
 	unregister_filesystem(&lfs_fs_type);
-	/* inodes are freed after an RCU grace period */
+	lfs_ni_exit();
+	/* inodes and name indexes are freed after an RCU grace period */
 	rcu_barrier();
 	kmem_cache_destroy(lfs_inode_cachep);
 }

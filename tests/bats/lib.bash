@@ -32,7 +32,7 @@ lfs_cleanup() {
 	local m w mounts=()
 	while read -r _ m _; do
 		for w in "${LFS_WORKDIRS[@]}"; do
-			[[ $m == "$w"/* ]] && mounts+=("$m")
+			[[ $m == "$w" || $m == "$w"/* ]] && mounts+=("$m")
 		done
 	done </proc/mounts
 	# innermost first

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * layerfs: the name index of a merged directory with many lower parts.
+ *
+ * A lookup walks the lower instances of the parent directory top-down.
+ * In a deep stack most of those instances do not hold the name, and a
+ * miss (PATH and library searches) visits every one of them.  The index
+ * records, for each name of any lower instance, which instances hold it
+ * (positions in the entry's real[], top first).  The walk then visits
+ * only those, with the same rules for whiteouts and opaque directories,
+ * so it gives the same answer as the full walk; a name in no instance
+ * costs one hash probe.
+ *
+ * The index is built from a readdir of every lower instance at the first
+ * lookup in the directory, and belongs to the directory's lfs_entry.
+ * Lower layers do not change while mounted, so it never goes stale; the
+ * upper layer, which does change, is always looked up directly.
+ *
+ * Memory is reclaimable: a shrinker frees indexes, oldest first, and the
+ * next lookup in such a directory builds one again.  A directory with
+ * more than LFS_NI_MAX_NAMES names gets none and is walked in full.
+ *
+ * Lifetime: the entry holds one reference; a lookup takes one under RCU
+ * for as long as it walks.  The shrinker and lfs_entry_free() detach the
+ * index from its entry under lfs_ni_lock and drop the entry's reference.
+ */
+#define pr_fmt(fmt) "layerfs: " fmt
+
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/hash.h>
+#include <linux/stringhash.h>
+#include <linux/shrinker.h>
+#include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <linux/rculist.h>
+#include "layerfs.h"
+
+/* directories with fewer lower instances are walked in full */
+#define LFS_NI_MIN_INSTANCES	4
+/* a directory with more names than this is walked in full */
+#define LFS_NI_MAX_NAMES	SZ_1M
+/* end of an occurrence list */
+#define LFS_NI_END		U32_MAX
+
+/* one name, and the list of the instances that hold it */
+struct lfs_ni_name {
+	struct lfs_name n;		/* first: the name, hashed */
+	u32 first;			/* first occurrence (index into occ[]) */
+	u32 last;			/* last occurrence, to append */
+};
+
+/* one instance holding a name */
+struct lfs_ni_occ {
+	u32 next;			/* next occurrence of the name, or LFS_NI_END */
+	u32 pos;			/* index into the entry's real[] */
+};
+
+struct lfs_nindex {
+	refcount_t ref;
+	struct rcu_head rcu;
+	struct list_head lru;		/* on lfs_ni_lru while attached */
+	struct lfs_entry *owner;	/* the entry it is attached to */
+	size_t bytes;			/* memory held, when attached */
+	struct lfs_nametab names;
+	struct lfs_ni_occ *occ;
+	u32 nr_occ;
+	u32 cap_occ;
+};
+
+/* attached indexes, oldest first, and the memory they hold */
+static DEFINE_SPINLOCK(lfs_ni_lock);
+static LIST_HEAD(lfs_ni_lru);
+static unsigned long lfs_ni_pages;
+
+static void lfs_ni_free(struct lfs_nindex *ni)
+{
+	lfs_nametab_destroy(&ni->names);
+	kvfree(ni->occ);
+	/* a lookup may still be testing the reference count */
+	kfree_rcu(ni, rcu);
+}
+
+void lfs_ni_put(struct lfs_nindex *ni)
+{
+	if (ni && refcount_dec_and_test(&ni->ref))
+		lfs_ni_free(ni);
+}
+
+static struct lfs_ni_name *lfs_ni_lookup(const struct lfs_nindex *ni,
+					 const char *name, unsigned int len,
+					 u32 hash)
+{
+	struct lfs_name *n = lfs_nametab_find(&ni->names, name, len, hash);
+
+	return n ? container_of(n, struct lfs_ni_name, n) : NULL;
+}
+
+static int lfs_ni_add_occ(struct lfs_nindex *ni, struct lfs_ni_name *n,
+			  unsigned int pos)
+{
+	struct lfs_ni_occ *occ;
+
+	if (ni->nr_occ == ni->cap_occ) {
+		u32 cap = ni->cap_occ ? 2 * ni->cap_occ : 256;
+
+		occ = kvmalloc_array(cap, sizeof(*occ), GFP_KERNEL);
+		if (!occ)
+			return -ENOMEM;
+		if (ni->nr_occ)
+			memcpy(occ, ni->occ, ni->nr_occ * sizeof(*occ));
+		kvfree(ni->occ);
+		ni->occ = occ;
+		ni->cap_occ = cap;
+	}
+	occ = &ni->occ[ni->nr_occ];
+	occ->next = LFS_NI_END;
+	occ->pos = pos;
+	if (n->first == LFS_NI_END)
+		n->first = ni->nr_occ;
+	else
+		ni->occ[n->last].next = ni->nr_occ;
+	n->last = ni->nr_occ++;
+	return 0;
+}
+
+/* the names of one lower instance, read into the index */
+struct lfs_ni_reader {
+	struct dir_context ctx;
+	struct lfs_nindex *ni;
+	unsigned int pos;		/* the instance being read */
+	unsigned int emitted;		/* names seen by this iterate call */
+	int err;
+};
+
+static bool lfs_ni_actor(struct dir_context *ctx, const char *name, int len,
+			 loff_t offset, u64 ino, unsigned int type)
+{
+	struct lfs_ni_reader *r = container_of(ctx, struct lfs_ni_reader, ctx);
+	struct lfs_nindex *ni = r->ni;
+	struct lfs_ni_name *n;
+	u32 hash;
+
+	r->emitted++;
+	if (len <= 2 && name[0] == '.' && (len == 1 || name[1] == '.'))
+		return true;
+
+	hash = full_name_hash(NULL, name, len);
+	n = lfs_ni_lookup(ni, name, len, hash);
+	if (!n) {
+		if (ni->names.count >= LFS_NI_MAX_NAMES) {
+			r->err = -E2BIG;
+			return false;
+		}
+		n = lfs_nametab_add(&ni->names, sizeof(*n), name, len, hash);
+		if (!n) {
+			r->err = -ENOMEM;
+			return false;
+		}
+		n->first = LFS_NI_END;
+	}
+	r->err = lfs_ni_add_occ(ni, n, r->pos);
+	return !r->err;
+}
+
+static int lfs_ni_read_instance(struct lfs_nindex *ni, const struct lfs_real *real,
+				unsigned int pos)
+{
+	struct path path = { .mnt = real->layer->mnt, .dentry = real->dentry };
+	struct lfs_ni_reader r = {
+		.ctx.actor = lfs_ni_actor,
+		.ni = ni,
+		.pos = pos,
+	};
+	struct file *file;
+	int err;
+
+	file = dentry_open(&path, O_RDONLY | O_DIRECTORY | O_LARGEFILE,
+			   current_cred());
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	do {
+		r.emitted = 0;
+		err = iterate_dir(file, &r.ctx);
+		if (!err)
+			err = r.err;
+	} while (!err && r.emitted);
+	fput(file);
+	return err;
+}
+
+/* Read every lower instance of @e.  Caller runs as the mounter. */
+static struct lfs_nindex *lfs_ni_build(struct lfs_entry *e)
+{
+	struct lfs_nindex *ni;
+	unsigned int i;
+	int err;
+
+	ni = kzalloc(sizeof(*ni), GFP_KERNEL);
+	if (!ni)
+		return ERR_PTR(-ENOMEM);
+	refcount_set(&ni->ref, 1);
+	INIT_LIST_HEAD(&ni->lru);
+	err = lfs_nametab_init(&ni->names, 8);
+	for (i = 0; !err && i < e->nr; i++)
+		err = lfs_ni_read_instance(ni, &e->real[i], i);
+	if (err) {
+		lfs_ni_put(ni);
+		return ERR_PTR(err);
+	}
+	ni->bytes = sizeof(*ni) + ni->names.bytes +
+		    ni->cap_occ * sizeof(*ni->occ);
+	return ni;
+}
+
+/*
+ * Attach @ni to @e, or take the index another lookup attached first.
+ * Return: a referenced index.
+ */
+static struct lfs_nindex *lfs_ni_attach(struct lfs_entry *e,
+					struct lfs_nindex *ni)
+{
+	struct lfs_nindex *cur;
+
+	spin_lock(&lfs_ni_lock);
+	cur = rcu_dereference_protected(e->nindex, lockdep_is_held(&lfs_ni_lock));
+	if (cur) {
+		refcount_inc(&cur->ref);
+	} else {
+		ni->owner = e;
+		list_add_tail(&ni->lru, &lfs_ni_lru);
+		lfs_ni_pages += DIV_ROUND_UP(ni->bytes, PAGE_SIZE);
+		/* the entry's reference, and the caller's */
+		refcount_inc(&ni->ref);
+		rcu_assign_pointer(e->nindex, ni);
+	}
+	spin_unlock(&lfs_ni_lock);
+	if (cur) {
+		lfs_ni_put(ni);
+		return cur;
+	}
+	return ni;
+}
+
+/* Detach @ni from its entry.  Caller holds lfs_ni_lock. */
+static void lfs_ni_detach_locked(struct lfs_nindex *ni)
+{
+	rcu_assign_pointer(ni->owner->nindex, NULL);
+	ni->owner = NULL;
+	list_del_init(&ni->lru);
+	lfs_ni_pages -= DIV_ROUND_UP(ni->bytes, PAGE_SIZE);
+}
+
+/**
+ * lfs_ni_release - drop an entry's index, as the entry goes
+ * @e: the entry
+ */
+void lfs_ni_release(struct lfs_entry *e)
+{
+	struct lfs_nindex *ni;
+
+	if (!rcu_access_pointer(e->nindex))
+		return;
+	spin_lock(&lfs_ni_lock);
+	ni = rcu_dereference_protected(e->nindex, lockdep_is_held(&lfs_ni_lock));
+	if (ni)
+		lfs_ni_detach_locked(ni);
+	spin_unlock(&lfs_ni_lock);
+	lfs_ni_put(ni);
+}
+
+/**
+ * lfs_ni_get - the name index of a directory, built if need be
+ * @sbi: the superblock info
+ * @e: the directory's entry
+ *
+ * Caller runs as the mounter.
+ * Return: a referenced index (drop it with lfs_ni_put()), or NULL when
+ * the directory is to be walked in full.
+ */
+struct lfs_nindex *lfs_ni_get(const struct lfs_sb *sbi, struct lfs_entry *e)
+{
+	struct lfs_nindex *ni;
+
+	if (!sbi->nameindex || e->nr < LFS_NI_MIN_INSTANCES ||
+	    test_bit(LFS_E_NO_INDEX, &e->flags))
+		return NULL;
+	rcu_read_lock();
+	ni = rcu_dereference(e->nindex);
+	if (ni && !refcount_inc_not_zero(&ni->ref))
+		ni = NULL;
+	rcu_read_unlock();
+	if (ni)
+		return ni;
+
+	ni = lfs_ni_build(e);
+	if (IS_ERR(ni)) {
+		if (PTR_ERR(ni) == -E2BIG)
+			set_bit(LFS_E_NO_INDEX, &e->flags);
+		/* else: walk in full this time, try again next time */
+		return NULL;
+	}
+	return lfs_ni_attach(e, ni);
+}
+
+/**
+ * lfs_ni_first - the first lower instance to visit for a name
+ * @c: the cursor, with @c->ni from lfs_ni_get() (may be NULL)
+ * @nr: the number of instances
+ * @name: the name
+ *
+ * Return: a position in the entry's real[], or @nr when none holds it.
+ */
+unsigned int lfs_ni_first(struct lfs_ni_cursor *c, unsigned int nr,
+			  const struct qstr *name)
+{
+	struct lfs_ni_name *n;
+
+	if (!c->ni)
+		return 0;
+	n = lfs_ni_lookup(c->ni, name->name, name->len,
+			  full_name_hash(NULL, name->name, name->len));
+	c->occ = n ? n->first : LFS_NI_END;
+	return c->occ == LFS_NI_END ? nr : c->ni->occ[c->occ].pos;
+}
+
+/**
+ * lfs_ni_next - the next lower instance to visit
+ * @c: the cursor
+ * @nr: the number of instances
+ * @pos: the position just visited
+ *
+ * Return: a position, or @nr when there are no more.
+ */
+unsigned int lfs_ni_next(struct lfs_ni_cursor *c, unsigned int nr,
+			 unsigned int pos)
+{
+	if (!c->ni)
+		return pos + 1;
+	c->occ = c->ni->occ[c->occ].next;
+	return c->occ == LFS_NI_END ? nr : c->ni->occ[c->occ].pos;
+}
+
+static unsigned long lfs_ni_count(struct shrinker *s, struct shrink_control *sc)
+{
+	return READ_ONCE(lfs_ni_pages);
+}
+
+static unsigned long lfs_ni_scan(struct shrinker *s, struct shrink_control *sc)
+{
+	unsigned long freed = 0;
+	LIST_HEAD(dispose);
+	struct lfs_nindex *ni, *next;
+
+	spin_lock(&lfs_ni_lock);
+	while (freed < sc->nr_to_scan && !list_empty(&lfs_ni_lru)) {
+		ni = list_first_entry(&lfs_ni_lru, struct lfs_nindex, lru);
+		freed += DIV_ROUND_UP(ni->bytes, PAGE_SIZE);
+		lfs_ni_detach_locked(ni);
+		list_add(&ni->lru, &dispose);
+	}
+	spin_unlock(&lfs_ni_lock);
+	list_for_each_entry_safe(ni, next, &dispose, lru) {
+		list_del(&ni->lru);
+		lfs_ni_put(ni);
+	}
+	return freed;
+}
+
+static struct shrinker lfs_ni_shrinker = {
+	.count_objects	= lfs_ni_count,
+	.scan_objects	= lfs_ni_scan,
+	.seeks		= DEFAULT_SEEKS,
+};
+
+int lfs_ni_init(void)
+{
+	return register_shrinker(&lfs_ni_shrinker, "layerfs-nameindex");
+}
+
+void lfs_ni_exit(void)
+{
+	unregister_shrinker(&lfs_ni_shrinker);
+}

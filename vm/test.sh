@@ -37,7 +37,7 @@ lfs_summary() {
 	[ "$failed" = 0 ]
 }
 
-for step in deps kernel module tools; do
+for step in deps kernel module tools images; do
 	if ! lfs_phase "$step" make -s --no-print-directory "$step"; then
 		failed=$((failed + 1))
 		lfs_summary

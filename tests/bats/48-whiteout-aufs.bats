@@ -3,11 +3,13 @@
 # whiteout=aufs every layer says deletions by name: ".wh.NAME" hides NAME,
 # ".wh..wh..opq" makes a directory opaque, and every ".wh." name is hidden
 # and cannot be made through the mount.  The same layers read the same with
-# the name index and without, deletions land in the upper layer as ".wh."
+# the name index and without, and as the same stack in the native format
+# (200 layers deep); deletions land in the upper layer as ".wh."
 # files, and fuse-overlayfs, which reads and writes that format too, agrees
 # with layerfs on what the layers show and on what the same writes leave.
 
 load lib
+load lib-deep
 
 teardown() {
 	lfs_cleanup
@@ -164,6 +166,43 @@ expect_layer() {
 	[[ $out == *$'\n'".wh.top - 644 0:0 0 "* ]]
 	[[ $out == *$'\n'"usr/share/doc/.wh..wh..opq - 644 "* ]]
 	[[ $out == *$'\n'"usr/share/doc/readme - 644 "* ]]
+}
+
+@test "a 200-layer stack in the aufs format reads as the same stack in the native format, with the name index and without" {
+	local n=200 m ans
+	lfs_workdir tmpfs
+	# lib-deep's stack (whiteouts every 70th layer), all/sub opaque at L30;
+	# under nat/ with native markers, under aufs/ with .wh. files
+	{ deep_spec $n; echo "o L30/all/sub"; } >"$WORK/spec"
+	{
+		sed 's|^\([a-zA-Z]\) |\1 nat/|' "$WORK/spec"
+		sed 's|^w |A |; s|^o |O |; s|^\([a-zA-Z]\) |\1 aufs/|' "$WORK/spec"
+	} | mktree "$WORK"
+	deep_layers $n | sed "s|^$WORK/|$WORK/nat/|" >"$WORK/nat.layers"
+	deep_layers $n | sed "s|^$WORK/|$WORK/aufs/|" >"$WORK/aufs.layers"
+	mkdir "$WORK/on" "$WORK/off"
+	"$LFS_MOUNT" -L "$WORK/nat.layers" "$WORK/mnt"
+	"$LFS_MOUNT" -L "$WORK/aufs.layers" -o whiteout=aufs "$WORK/on"
+	"$LFS_MOUNT" -L "$WORK/aufs.layers" -o whiteout=aufs,nameindex=off "$WORK/off"
+	# every name of the spec, names in no layer, .wh. names
+	for ((m = 0; m < n; m += 3)); do
+		echo "d$((m % 10))/f$m all/f$m all/sub/s$m d$((m % 10))/miss$m all/.wh.f$m"
+	done >"$WORK/names"
+	echo "all/f10 all/f80 all/f150 all/sub/s20 all/sub/s30 all/sub/s60" >>"$WORK/names"
+	for m in mnt on off; do
+		diff -u <("$PROBE" dump "$WORK/mnt") <("$PROBE" dump "$WORK/$m")
+		# present or not: inode numbers and times differ between the trees
+		ans=$(cd "$WORK/$m" && xargs "$PROBE" stat <"$WORK/names" | sed 's/ ino=.*/ present/')
+		[ "$m" = mnt ] || [ "$ans" = "$(<"$WORK/ans.mnt")" ]
+		echo "$ans" >"$WORK/ans.$m"
+	done
+	# whited out at L70, opaque at L30, below it, .wh. names
+	grep -qx 'all/f80: ENOENT' "$WORK/ans.on"
+	grep -qx 'all/f90 present' "$WORK/ans.on"
+	grep -qx 'all/sub/s30 present' "$WORK/ans.on"
+	grep -qx 'all/sub/s60: ENOENT' "$WORK/ans.on"
+	grep -qx 'all/.wh.f0: ENOENT' "$WORK/ans.on"
+	grep -qx 'd9/f189 present' "$WORK/ans.on"
 }
 
 @test "names under .wh. are hidden from readdir and lookup, and making one through the mount fails with EINVAL" {

@@ -13,6 +13,17 @@
  * absolute path, from the layerfs root, of the place it was first moved
  * from.
  *
+ * With whiteout=chardev the whiteouts are character devices 0/0.  With
+ * whiteout=aufs they are other names: ".wh.NAME" hides NAME, and an opaque
+ * directory holds ".wh..wh..opq".  A removal then makes the whiteout
+ * first and removes the upper object second; a creation makes the object
+ * first and removes the whiteout second.  Between the two steps both
+ * names exist, and NAME shows as it was before the first step or after
+ * the second, since a whiteout only hides what is below its layer.  The
+ * format cannot say where a moved directory's lower parts are, so such a
+ * directory is not moved (EXDEV, as overlayfs without redirect_dir), and
+ * the ".wh." names cannot be made through the mount (EINVAL).
+ *
  * The VFS holds the layerfs directories' i_rwsem; the upper directories'
  * are taken here, one parent or a lock_rename() pair at a time.
  */
@@ -26,6 +37,50 @@
 static struct user_namespace *lfs_upper_userns(struct super_block *sb)
 {
 	return mnt_user_ns(LFS_SB(sb)->upper->mnt);
+}
+
+/* With whiteout=aufs, the ".wh." names are the format's: not for users. */
+static int lfs_check_new_name(struct dentry *dentry)
+{
+	const struct qstr *name = &dentry->d_name;
+
+	if (lfs_aufs(LFS_SB(dentry->d_sb)) &&
+	    lfs_is_aufs_name(name->name, name->len))
+		return -EINVAL;
+	return 0;
+}
+
+/* Make an upper directory opaque, in the mount's whiteout format. */
+static int lfs_set_opaque(struct lfs_sb *sbi, struct dentry *upper)
+{
+	static const struct qstr opq = QSTR_INIT(LFS_AUFS_OPAQUE_NAME,
+						 sizeof(LFS_AUFS_OPAQUE_NAME) - 1);
+
+	if (lfs_aufs(sbi))
+		return lfs_aufs_mark(sbi, upper, &opq);
+	return lfs_set_xattr(sbi, upper, LFS_XATTR_OPAQUE, LFS_XATTR_TRUE, 1);
+}
+
+/*
+ * whiteout=aufs: @name in @upperdir was just made; its whiteout, if any,
+ * goes.  The name already shows the new object, so a failure here only
+ * leaves a whiteout that hides nothing more than the object does.
+ */
+static void lfs_aufs_unwhiteout(struct lfs_sb *sbi, struct dentry *upperdir,
+				const struct qstr *name)
+{
+	struct qstr wh;
+	int err;
+
+	if (!lfs_aufs(sbi))
+		return;
+	err = lfs_aufs_wh_name(name, &wh);
+	if (!err && wh.len)
+		err = lfs_aufs_unmark(sbi, upperdir, &wh);
+	kfree(wh.name);
+	if (err)
+		pr_warn_ratelimited("%pd: cannot remove the whiteout of %.*s (%d)\n",
+				    upperdir, name->len, name->name, err);
 }
 
 /*
@@ -128,19 +183,24 @@ static struct dentry *lfs_make_upper(struct dentry *dentry, struct dentry *upper
 	target = NULL;
 out_unlock:
 	inode_unlock(dir);
-	if (target)
-		return target;
+	if (target) {
+		upper = target;
+		goto out;
+	}
 
 	temp = lfs_work_create(sbi, nw);
 	if (IS_ERR(temp))
 		return temp;
 	err = 0;
 	if (opaque)
-		err = lfs_set_xattr(sbi, temp, LFS_XATTR_OPAQUE, LFS_XATTR_TRUE, 1);
+		err = lfs_set_opaque(sbi, temp);
 	upper = err ? ERR_PTR(err) : lfs_install(sbi, temp, upperdir, name);
 	if (IS_ERR(upper))
 		lfs_work_remove(sbi, temp);
 	dput(temp);
+out:
+	if (!IS_ERR(upper))
+		lfs_aufs_unwhiteout(sbi, upperdir, name);
 	return upper;
 }
 
@@ -221,6 +281,9 @@ static int lfs_create_new(struct inode *dir, struct dentry *dentry,
 {
 	int err;
 
+	err = lfs_check_new_name(dentry);
+	if (err)
+		return err;
 	err = lfs_want_write(dentry);
 	if (err)
 		return err;
@@ -269,6 +332,10 @@ int lfs_link(struct dentry *old, struct inode *dir, struct dentry *new)
 	struct lfs_new nw = { .mode = d_inode(old)->i_mode };
 	int err;
 
+	/* before the copy-up, which would be for nothing */
+	err = lfs_check_new_name(new);
+	if (err)
+		return err;
 	err = lfs_want_write(new);
 	if (err)
 		return err;
@@ -412,6 +479,36 @@ static int lfs_remove_upper(struct lfs_sb *sbi, struct dentry *upperdir,
 	return err;
 }
 
+/*
+ * whiteout=aufs: ".wh.NAME" in @upperdir, then the upper object @upper
+ * (if any) goes.  Between the two, NAME shows as it was.
+ */
+static int lfs_aufs_whiteout_name(struct lfs_sb *sbi, struct dentry *upperdir,
+				  const struct qstr *name, struct dentry *upper)
+{
+	struct qstr wh;
+	int err;
+
+	err = lfs_aufs_wh_name(name, &wh);
+	if (err)
+		return err;
+	/* the name is too long for aufs to hide it */
+	err = wh.len ? lfs_aufs_mark(sbi, upperdir, &wh) : -ENAMETOOLONG;
+	kfree(wh.name);
+	if (!err && upper)
+		err = lfs_remove_upper(sbi, upperdir, upper);
+	return err;
+}
+
+/* Hide @name in @upperdir, in the mount's whiteout format. */
+static int lfs_hide_name(struct lfs_sb *sbi, struct dentry *upperdir,
+			 const struct qstr *name, struct dentry *upper)
+{
+	if (lfs_aufs(sbi))
+		return lfs_aufs_whiteout_name(sbi, upperdir, name, upper);
+	return lfs_whiteout_name(sbi, upperdir, name, upper);
+}
+
 /* @inode lost a name */
 static void lfs_name_removed(struct inode *inode)
 {
@@ -455,8 +552,7 @@ static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 		mutex_lock(&LFS_I(inode)->lock);
 	upper = lfs_upper(dentry);
 	if (lower)
-		err = lfs_whiteout_name(sbi, lfs_upper(parent), &dentry->d_name,
-					upper);
+		err = lfs_hide_name(sbi, lfs_upper(parent), &dentry->d_name, upper);
 	else if (upper)
 		err = lfs_remove_upper(sbi, lfs_upper(parent), upper);
 	else
@@ -587,8 +683,7 @@ static int lfs_rename_opaque(struct lfs_sb *sbi, struct dentry *moving,
 	lower = lfs_lower_positive(dest);
 	if (lower <= 0)
 		return lower;
-	return lfs_set_xattr(sbi, lfs_upper(moving), LFS_XATTR_OPAQUE,
-			     LFS_XATTR_TRUE, 1);
+	return lfs_set_opaque(sbi, lfs_upper(moving));
 }
 
 /* Copy up what a rename needs, and check that it may go ahead. */
@@ -669,7 +764,7 @@ static int lfs_rename_fix_old(struct lfs_sb *sbi, struct dentry *olddir,
 	int err = 0;
 
 	if (lower && !whiteout_left)
-		return lfs_whiteout_name(sbi, olddir, name, NULL);
+		return lfs_hide_name(sbi, olddir, name, NULL);
 	if (lower || !whiteout_left)
 		return 0;
 	/* a whiteout nobody needs: remove it */
@@ -699,6 +794,14 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
 		return -EINVAL;
+	err = lfs_check_new_name(new);
+	if (err)
+		return err;
+	/* aufs cannot say where a moved directory's lower parts are */
+	if (lfs_aufs(sbi) &&
+	    ((d_is_dir(old) && LFS_E(old)->nr) ||
+	     ((flags & RENAME_EXCHANGE) && d_is_dir(new) && LFS_E(new)->nr)))
+		return -EXDEV;
 	err = lfs_want_write(old);
 	if (err)
 		return err;
@@ -732,6 +835,8 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 	if (!err)
 		err = lfs_rename_fix_old(sbi, lfs_upper(old->d_parent), &oldname,
 					 lower, whiteout_left);
+	if (!err && !(flags & RENAME_EXCHANGE))
+		lfs_aufs_unwhiteout(sbi, lfs_upper(new->d_parent), &new->d_name);
 out_revert:
 	revert_creds(old_cred);
 	if (!err && victim && !(flags & RENAME_EXCHANGE))

@@ -23,6 +23,13 @@
 
 #define LFS_SUPER_MAGIC		0x6c617966	/* "layf" */
 
+/* whiteout=: the format of whiteouts and opaque directories (uapi/layerfs.h) */
+enum lfs_whiteout_format {
+	LFS_WH_NATIVE,			/* symlink + xattr; opaque xattr */
+	LFS_WH_CHARDEV,			/* character device 0/0; opaque xattr */
+	LFS_WH_AUFS,			/* ".wh.NAME", ".wh..wh..opq", in every layer */
+};
+
 /*
  * One lower layer: a directory on some filesystem, reached through a
  * private read-only clone of the mount it lives on.  Immutable after
@@ -49,6 +56,8 @@ struct lfs_config {
 	bool lower_appended;		/* "lowerdir+" was used */
 	bool lower_listed;		/* "lowerdir" was used */
 	bool no_nameindex;		/* "nameindex=off" */
+	bool whiteout_given;		/* "whiteout=" was given */
+	enum lfs_whiteout_format whiteout; /* its value */
 };
 
 /* Per-superblock state.  Immutable after fill_super. */
@@ -68,7 +77,22 @@ struct lfs_sb {
 	unsigned int xino_shift;	/* st_ino = real ino | fsid << xino_shift */
 	const struct cred *creator_cred; /* the mounter's credentials */
 	bool nameindex;			/* name indexes for deep directories */
+	enum lfs_whiteout_format whiteout; /* whiteout= */
 };
+
+/* whiteout=aufs: ".wh." names are whiteouts and markers in every layer */
+static inline bool lfs_aufs(const struct lfs_sb *sbi)
+{
+	return sbi->whiteout == LFS_WH_AUFS;
+}
+
+/* Does the name start with LFS_AUFS_WHITEOUT_PREFIX? */
+static inline bool lfs_is_aufs_name(const char *name, unsigned int len)
+{
+	const unsigned int plen = sizeof(LFS_AUFS_WHITEOUT_PREFIX) - 1;
+
+	return len >= plen && !memcmp(name, LFS_AUFS_WHITEOUT_PREFIX, plen);
+}
 
 /* One real object behind a layerfs dentry: a dentry in a layer. */
 struct lfs_real {
@@ -239,6 +263,10 @@ struct lfs_ni_cursor {
 	u32 occ;
 };
 
+/* what an instance holds of a name (lfs_ni_holds()) */
+#define LFS_NI_NAME	0x1		/* the name itself */
+#define LFS_NI_WH	0x2		/* its aufs whiteout, ".wh.NAME" */
+
 struct lfs_nindex *lfs_ni_get(const struct lfs_sb *sbi, struct lfs_entry *e);
 void lfs_ni_put(struct lfs_nindex *ni);
 void lfs_ni_release(struct lfs_entry *e);
@@ -246,6 +274,7 @@ unsigned int lfs_ni_first(struct lfs_ni_cursor *c, unsigned int nr,
 			  const struct qstr *name);
 unsigned int lfs_ni_next(struct lfs_ni_cursor *c, unsigned int nr,
 			 unsigned int pos);
+unsigned int lfs_ni_holds(const struct lfs_ni_cursor *c);
 int lfs_ni_init(void);
 void lfs_ni_exit(void);
 
@@ -267,8 +296,9 @@ struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 			  unsigned int flags);
 bool lfs_is_whiteout(const struct lfs_layer *layer, struct dentry *real,
 		     unsigned int parent_flags);
-int lfs_dir_marker(const struct lfs_layer *layer, struct dentry *real,
-		   unsigned int *flags);
+int lfs_dir_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
+		   struct dentry *real, unsigned int *flags);
+int lfs_aufs_wh_name(const struct qstr *name, struct qstr *wh);
 int lfs_lower_positive(struct dentry *dentry);
 struct dentry *lfs_lookup_upper_child(struct dentry *parent,
 				      const struct qstr *name);
@@ -326,6 +356,10 @@ struct dentry *lfs_index_lookup(struct lfs_sb *sbi, u64 ino,
 int lfs_set_xattr(struct lfs_sb *sbi, struct dentry *upper, const char *name,
 		  const void *value, size_t size);
 int lfs_clear_whiteouts(struct lfs_sb *sbi, struct dentry *upperdir);
+int lfs_aufs_mark(struct lfs_sb *sbi, struct dentry *dir,
+		  const struct qstr *name);
+int lfs_aufs_unmark(struct lfs_sb *sbi, struct dentry *dir,
+		    const struct qstr *name);
 /* inode.c */
 extern const struct inode_operations lfs_file_inode_operations;
 extern const struct inode_operations lfs_symlink_inode_operations;

@@ -2,11 +2,18 @@
 /*
  * layerfs: lookup, the top-down walk through the layers that hold a
  * directory, with whiteouts and opaque directories.
+ *
+ * With whiteout=aufs every layer (the upper one too) may also say it by
+ * name: ".wh.NAME" in a directory hides NAME in the layers below, and
+ * ".wh..wh..opq" makes its directory opaque.  A whiteout hides only what
+ * is below it: a layer that holds both NAME and ".wh.NAME" shows its
+ * NAME, as the only part of it (the OCI image format's rule).
  */
 #define pr_fmt(fmt) "layerfs: " fmt
 
 #include <linux/namei.h>
 #include <linux/xattr.h>
+#include <linux/slab.h>
 #include "layerfs.h"
 
 /* Is this marker xattr of @real set to "y"? */
@@ -67,41 +74,17 @@ bool lfs_is_whiteout(const struct lfs_layer *layer, struct dentry *real,
 	return false;
 }
 
-/**
- * lfs_dir_marker - read a real directory's opaque marker
- * @layer: the layer @real lives in
- * @real: a real directory
- * @flags: set to LFS_REAL_XWHITEOUTS when the marker is "x"
- *
- * Caller must run with the mounter's credentials.
- * Return: 1 if the directory is opaque ("y"), else 0.
- */
-int lfs_dir_marker(const struct lfs_layer *layer, struct dentry *real,
-		   unsigned int *flags)
-{
-	char val[2];
-	int len;
-
-	*flags = 0;
-	len = lfs_real_getxattr(layer, real, LFS_XATTR_OPAQUE, val, sizeof(val));
-	if (len != 1)
-		return 0;
-	if (val[0] == 'x')
-		*flags = LFS_REAL_XWHITEOUTS;
-	return val[0] == LFS_XATTR_TRUE[0];
-}
-
 /*
- * Look @name up in one layer's instance of the parent.  Returns the real
- * dentry (positive), NULL when the layer has no such name, or an error.
+ * Look @name up in @dir, a directory of @layer.  Returns the real dentry
+ * (positive), NULL when the layer has no such name, or an error.
  */
-static struct dentry *lfs_lookup_layer(const struct lfs_real *parent,
-				       const struct qstr *name)
+static struct dentry *lfs_lookup_in(const struct lfs_layer *layer,
+				    struct dentry *dir, const struct qstr *name)
 {
 	struct dentry *real;
 
-	real = lookup_one_unlocked(mnt_user_ns(parent->layer->mnt), name->name,
-				   parent->dentry, name->len);
+	real = lookup_one_unlocked(mnt_user_ns(layer->mnt), name->name, dir,
+				   name->len);
 	if (IS_ERR(real)) {
 		/* a name the real filesystem refuses simply is not there */
 		if (PTR_ERR(real) == -ENOENT)
@@ -113,6 +96,94 @@ static struct dentry *lfs_lookup_layer(const struct lfs_real *parent,
 		return NULL;
 	}
 	return real;
+}
+
+/* @name in one layer's instance of the parent, as lfs_lookup_in() */
+static struct dentry *lfs_lookup_layer(const struct lfs_real *parent,
+				       const struct qstr *name)
+{
+	return lfs_lookup_in(parent->layer, parent->dentry, name);
+}
+
+/* Does @dir, a directory of @layer, hold @name?  1, 0 or -errno. */
+static int lfs_layer_holds(const struct lfs_layer *layer, struct dentry *dir,
+			   const struct qstr *name)
+{
+	struct dentry *real;
+
+	if (!name->len)
+		return 0;
+	real = lfs_lookup_in(layer, dir, name);
+	if (IS_ERR(real))
+		return PTR_ERR(real);
+	dput(real);
+	return real ? 1 : 0;
+}
+
+/**
+ * lfs_aufs_wh_name - the name of a name's aufs whiteout, ".wh.NAME"
+ * @name: the name
+ * @wh: set to the whiteout's name (free wh->name with kfree()), or to an
+ *	empty name when @name is too long to have one
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int lfs_aufs_wh_name(const struct qstr *name, struct qstr *wh)
+{
+	const unsigned int plen = sizeof(LFS_AUFS_WHITEOUT_PREFIX) - 1;
+	char *buf;
+
+	*wh = (struct qstr)QSTR_INIT(NULL, 0);
+	if (name->len + plen > NAME_MAX)
+		return 0;
+	buf = kmalloc(name->len + plen, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, LFS_AUFS_WHITEOUT_PREFIX, plen);
+	memcpy(buf + plen, name->name, name->len);
+	*wh = (struct qstr)QSTR_INIT(buf, name->len + plen);
+	return 0;
+}
+
+/* The aufs whiteout name to look for with @name, when the mount reads them. */
+static int lfs_walk_wh_name(const struct lfs_sb *sbi, const struct qstr *name,
+			    struct qstr *wh)
+{
+	if (!lfs_aufs(sbi)) {
+		*wh = (struct qstr)QSTR_INIT(NULL, 0);
+		return 0;
+	}
+	return lfs_aufs_wh_name(name, wh);
+}
+
+/**
+ * lfs_dir_marker - is a real directory opaque?
+ * @sbi: the superblock info
+ * @layer: the layer @real lives in
+ * @real: a real directory
+ * @flags: set to LFS_REAL_XWHITEOUTS when the opaque xattr is "x"
+ *
+ * Opaque: the xattr is "y", or, with whiteout=aufs, the directory holds
+ * LFS_AUFS_OPAQUE_NAME.  Caller must run with the mounter's credentials.
+ * Return: 1 if the directory is opaque, 0 if not, or -errno.
+ */
+int lfs_dir_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
+		   struct dentry *real, unsigned int *flags)
+{
+	static const struct qstr opq = QSTR_INIT(LFS_AUFS_OPAQUE_NAME,
+						 sizeof(LFS_AUFS_OPAQUE_NAME) - 1);
+	char val[2];
+	int len;
+
+	*flags = 0;
+	len = lfs_real_getxattr(layer, real, LFS_XATTR_OPAQUE, val, sizeof(val));
+	if (len == 1 && val[0] == 'x')
+		*flags = LFS_REAL_XWHITEOUTS;
+	if (len == 1 && val[0] == LFS_XATTR_TRUE[0])
+		return 1;
+	if (!lfs_aufs(sbi))
+		return 0;
+	return lfs_layer_holds(layer, real, &opq);
 }
 
 /**
@@ -135,15 +206,49 @@ int lfs_read_origin(struct dentry *upper, struct lfs_origin *origin)
 }
 
 /*
+ * One instance of the parent during a walk: the object named @name there
+ * (*@realp, NULL if none), and whether its aufs whiteout @wh is there too
+ * (only looked for when it can matter: beside nothing or a directory).
+ * @holds says what the name index knows the instance holds.
+ * Return: 1 if the whiteout is there, 0 if not, or -errno.
+ */
+static int lfs_walk_instance(const struct lfs_ni_cursor *c,
+			     const struct lfs_real *parent,
+			     const struct qstr *name, const struct qstr *wh,
+			     struct dentry **realp)
+{
+	unsigned int holds = lfs_ni_holds(c);
+	struct dentry *real = NULL;
+	int hidden = 0;
+
+	if (holds & LFS_NI_NAME) {
+		real = lfs_lookup_layer(parent, name);
+		if (IS_ERR(real))
+			return PTR_ERR(real);
+	}
+	if (wh->len && (holds & LFS_NI_WH) && (!real || d_is_dir(real))) {
+		/* the index read the layer, which does not change */
+		hidden = c->ni ? 1 : lfs_layer_holds(parent->layer, parent->dentry, wh);
+		if (hidden < 0) {
+			dput(real);
+			return hidden;
+		}
+	}
+	*realp = real;
+	return hidden;
+}
+
+/*
  * The walk through the lower layers: visit the parent's lower instances
  * top-down.  The first object found decides (unless @below_dir: a
  * directory was found above): a whiteout ends the walk with nothing, a
  * non-directory is the answer on its own, a directory collects the same
  * name from the layers below until one is opaque or holds a non-directory.
+ * @wh is the aufs whiteout's name, or empty.
  */
 static int lfs_lookup_lowers(const struct lfs_sb *sbi, struct lfs_entry *pe,
-			     const struct qstr *name, struct lfs_entry *e,
-			     bool below_dir)
+			     const struct qstr *name, const struct qstr *wh,
+			     struct lfs_entry *e, bool below_dir)
 {
 	struct lfs_ni_cursor c = { .ni = lfs_ni_get(sbi, pe) };
 	unsigned int i;
@@ -156,15 +261,19 @@ static int lfs_lookup_lowers(const struct lfs_sb *sbi, struct lfs_entry *pe,
 		bool first = !below_dir && !e->nr;
 		struct dentry *real;
 		unsigned int flags = 0;
-		int opaque = 0;
+		int opaque = 0, hidden;
 
-		real = lfs_lookup_layer(parent, name);
-		if (IS_ERR(real)) {
-			err = PTR_ERR(real);
+		hidden = lfs_walk_instance(&c, parent, name, wh, &real);
+		if (hidden < 0) {
+			err = hidden;
 			break;
 		}
-		if (!real)
+		if (!real) {
+			/* an aufs whiteout: nothing, or the end of the merge */
+			if (hidden)
+				break;
 			continue;
+		}
 		if (first && lfs_is_whiteout(parent->layer, real, parent->flags)) {
 			dput(real);
 			break;
@@ -174,13 +283,20 @@ static int lfs_lookup_lowers(const struct lfs_sb *sbi, struct lfs_entry *pe,
 			dput(real);
 			break;
 		}
-		if (d_is_dir(real))
-			opaque = lfs_dir_marker(parent->layer, real, &flags);
+		if (d_is_dir(real)) {
+			opaque = lfs_dir_marker(sbi, parent->layer, real, &flags);
+			if (opaque < 0) {
+				err = opaque;
+				dput(real);
+				break;
+			}
+		}
 		e->real[e->nr].dentry = real;
 		e->real[e->nr].layer = parent->layer;
 		e->real[e->nr].flags = flags;
 		e->nr++;
-		if (!d_is_dir(real) || opaque)
+		/* beside its own whiteout, a directory is the last part */
+		if (!d_is_dir(real) || opaque || hidden)
 			break;
 	}
 	lfs_ni_put(c.ni);
@@ -204,6 +320,7 @@ static struct lfs_entry *lfs_lookup_abs_redirect(struct super_block *sb,
 	struct lfs_entry *root = LFS_E(sb->s_root), *cur = NULL, *next;
 	const struct lfs_sb *sbi = LFS_SB(sb);
 	unsigned int nr = sbi->nr_layers;
+	struct qstr wh;
 	int err = 0;
 
 	while (*path) {
@@ -225,7 +342,11 @@ static struct lfs_entry *lfs_lookup_abs_redirect(struct super_block *sb,
 		}
 		/* a passing entry: not worth an index */
 		set_bit(LFS_E_NO_INDEX, &next->flags);
-		err = lfs_lookup_lowers(sbi, cur ? cur : root, &name, next, false);
+		err = lfs_walk_wh_name(sbi, &name, &wh);
+		if (!err)
+			err = lfs_lookup_lowers(sbi, cur ? cur : root, &name, &wh,
+						next, false);
+		kfree(wh.name);
 		lfs_entry_free(cur);
 		cur = next;
 		if (err)
@@ -282,7 +403,7 @@ static struct lfs_entry *lfs_lookup_redirect(struct super_block *sb,
 					     const char *redirect)
 {
 	struct lfs_entry *e;
-	struct qstr name;
+	struct qstr name, wh;
 	int err;
 
 	if (redirect[0] == '/')
@@ -293,7 +414,10 @@ static struct lfs_entry *lfs_lookup_redirect(struct super_block *sb,
 	e = lfs_entry_alloc(max(pe->nr, 1U));
 	if (!e)
 		return ERR_PTR(-ENOMEM);
-	err = lfs_lookup_lowers(LFS_SB(sb), pe, &name, e, false);
+	err = lfs_walk_wh_name(LFS_SB(sb), &name, &wh);
+	if (!err)
+		err = lfs_lookup_lowers(LFS_SB(sb), pe, &name, &wh, e, false);
+	kfree(wh.name);
 	if (!err && e->nr && !d_is_dir(e->real[0].dentry))
 		lfs_entry_put_lowers(e);
 	if (err) {
@@ -312,16 +436,19 @@ struct lfs_walk {
 /*
  * The upper layer first: a whiteout there hides everything, a non-
  * directory or an opaque directory stands alone, a redirect says where
- * the lower parts are.  Then the lower layers.
+ * the lower parts are.  Then the lower layers.  @wh is the aufs
+ * whiteout's name, or empty.
  */
 static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 			   struct dentry *pupper, const struct qstr *name,
-			   struct lfs_walk *w)
+			   const struct qstr *wh, struct lfs_walk *w)
 {
 	struct lfs_sb *sbi = LFS_SB(sb);
 	struct lfs_entry *e = w->e;
+	struct lfs_ni_cursor all = {};
 	struct dentry *upper = NULL;
 	unsigned int flags;
+	int hidden = 0, opaque;
 	char *redirect;
 
 	e->upper = NULL;
@@ -332,18 +459,23 @@ static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 			.layer = sbi->upper,
 		};
 
-		upper = lfs_lookup_layer(&parent, name);
-		if (IS_ERR(upper))
-			return PTR_ERR(upper);
+		hidden = lfs_walk_instance(&all, &parent, name, wh, &upper);
+		if (hidden < 0)
+			return hidden;
 	}
+	if (!upper && hidden)
+		return 0;	/* an aufs whiteout */
 	if (upper) {
 		if (lfs_is_whiteout(sbi->upper, upper, 0)) {
 			dput(upper);
 			return 0;
 		}
 		e->upper = upper;
-		if (!d_is_dir(upper) || lfs_dir_marker(sbi->upper, upper, &flags))
+		if (!d_is_dir(upper) || hidden)
 			return 0;
+		opaque = lfs_dir_marker(sbi, sbi->upper, upper, &flags);
+		if (opaque)
+			return opaque < 0 ? opaque : 0;
 		redirect = lfs_read_redirect(sbi, upper);
 		if (IS_ERR(redirect))
 			return PTR_ERR(redirect);
@@ -361,7 +493,7 @@ static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 			return 0;
 		}
 	}
-	return lfs_lookup_lowers(sbi, pe, name, e, upper);
+	return lfs_lookup_lowers(sbi, pe, name, wh, e, upper);
 }
 
 /**
@@ -375,28 +507,37 @@ static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
  */
 int lfs_lower_positive(struct dentry *dentry)
 {
+	const struct lfs_sb *sbi = LFS_SB(dentry->d_sb);
 	struct lfs_entry *pe = LFS_E(dentry->d_parent);
-	struct lfs_ni_cursor c = { .ni = lfs_ni_get(LFS_SB(dentry->d_sb), pe) };
-	int positive = 0;
+	struct lfs_ni_cursor c;
+	int positive, hidden;
 	unsigned int i;
+	struct qstr wh;
 
+	positive = lfs_walk_wh_name(sbi, &dentry->d_name, &wh);
+	if (positive)
+		return positive;
+	c = (struct lfs_ni_cursor){ .ni = lfs_ni_get(sbi, pe) };
 	for (i = lfs_ni_first(&c, pe->nr, &dentry->d_name); i < pe->nr;
 	     i = lfs_ni_next(&c, pe->nr, i)) {
 		const struct lfs_real *parent = &pe->real[i];
 		struct dentry *real;
 
-		real = lfs_lookup_layer(parent, &dentry->d_name);
-		if (IS_ERR(real)) {
-			positive = PTR_ERR(real);
+		hidden = lfs_walk_instance(&c, parent, &dentry->d_name, &wh, &real);
+		if (hidden < 0) {
+			positive = hidden;
 			break;
 		}
-		if (!real)
-			continue;
-		positive = !lfs_is_whiteout(parent->layer, real, parent->flags);
-		dput(real);
-		break;
+		if (real) {
+			positive = !lfs_is_whiteout(parent->layer, real, parent->flags);
+			dput(real);
+			break;
+		}
+		if (hidden)
+			break;
 	}
 	lfs_ni_put(c.ni);
+	kfree(wh.name);
 	return positive;
 }
 
@@ -455,17 +596,27 @@ struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 	struct lfs_entry *e = NULL;
 	const struct cred *old_cred;
 	struct inode *inode;
+	struct qstr wh;
 	int err;
 
+	/* aufs's names are its whiteouts and markers: never shown */
+	if (lfs_aufs(LFS_SB(sb)) &&
+	    lfs_is_aufs_name(dentry->d_name.name, dentry->d_name.len))
+		return d_splice_alias(NULL, dentry);
+	err = lfs_walk_wh_name(LFS_SB(sb), &dentry->d_name, &wh);
+	if (err)
+		return ERR_PTR(err);
 	if (pe->nr > LFS_WALK_ONSTACK) {
 		w.e = lfs_entry_alloc(pe->nr);
-		if (!w.e)
+		if (!w.e) {
+			kfree(wh.name);
 			return ERR_PTR(-ENOMEM);
+		}
 	}
 
 	old_cred = lfs_override_creds(sb);
 	err = lfs_lookup_walk(sb, pe, lfs_upper(dentry->d_parent),
-			      &dentry->d_name, &w);
+			      &dentry->d_name, &wh, &w);
 	if (!err && (w.e->upper || w.e->nr || (w.redirected && w.redirected->nr))) {
 		e = lfs_walk_result(&w);
 		if (!e)
@@ -480,6 +631,7 @@ struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 	}
 	revert_creds(old_cred);
 
+	kfree(wh.name);
 	lfs_entry_free(w.redirected);
 	dput(w.e->upper);
 	w.e->upper = NULL;

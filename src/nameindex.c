@@ -11,6 +11,10 @@
  * so it gives the same answer as the full walk; a name in no instance
  * costs one hash probe.
  *
+ * With whiteout=aufs, an entry ".wh.NAME" is recorded as NAME's whiteout
+ * in its instance, and the walk takes it from the index, without a
+ * lookup; names under the prefix are never looked up through the mount.
+ *
  * The index is built from a readdir of every lower instance at the first
  * lookup in the directory, and belongs to the directory's lfs_entry.
  * Lower layers do not change while mounted, so it never goes stale; the
@@ -50,10 +54,11 @@ struct lfs_ni_name {
 	u32 last;			/* last occurrence, to append */
 };
 
-/* one instance holding a name */
+/* one instance holding a name, or its aufs whiteout, or both */
 struct lfs_ni_occ {
 	u32 next;			/* next occurrence of the name, or LFS_NI_END */
-	u32 pos;			/* index into the entry's real[] */
+	u32 pos : 30;			/* index into the entry's real[] */
+	u32 holds : 2;			/* LFS_NI_NAME, LFS_NI_WH */
 };
 
 struct lfs_nindex {
@@ -97,10 +102,15 @@ static struct lfs_ni_name *lfs_ni_lookup(const struct lfs_nindex *ni,
 }
 
 static int lfs_ni_add_occ(struct lfs_nindex *ni, struct lfs_ni_name *n,
-			  unsigned int pos)
+			  unsigned int pos, unsigned int holds)
 {
 	struct lfs_ni_occ *occ;
 
+	/* the name and its whiteout in one instance: one occurrence */
+	if (n->first != LFS_NI_END && ni->occ[n->last].pos == pos) {
+		ni->occ[n->last].holds |= holds;
+		return 0;
+	}
 	if (ni->nr_occ == ni->cap_occ) {
 		u32 cap = ni->cap_occ ? 2 * ni->cap_occ : 256;
 
@@ -116,6 +126,7 @@ static int lfs_ni_add_occ(struct lfs_nindex *ni, struct lfs_ni_name *n,
 	occ = &ni->occ[ni->nr_occ];
 	occ->next = LFS_NI_END;
 	occ->pos = pos;
+	occ->holds = holds;
 	if (n->first == LFS_NI_END)
 		n->first = ni->nr_occ;
 	else
@@ -130,6 +141,7 @@ struct lfs_ni_reader {
 	struct lfs_nindex *ni;
 	unsigned int pos;		/* the instance being read */
 	unsigned int emitted;		/* names seen by this iterate call */
+	bool aufs;			/* ".wh.NAME" is NAME's whiteout */
 	int err;
 };
 
@@ -138,12 +150,21 @@ static bool lfs_ni_actor(struct dir_context *ctx, const char *name, int len,
 {
 	struct lfs_ni_reader *r = container_of(ctx, struct lfs_ni_reader, ctx);
 	struct lfs_nindex *ni = r->ni;
+	unsigned int holds = LFS_NI_NAME;
 	struct lfs_ni_name *n;
 	u32 hash;
 
 	r->emitted++;
 	if (len <= 2 && name[0] == '.' && (len == 1 || name[1] == '.'))
 		return true;
+	if (r->aufs && lfs_is_aufs_name(name, len)) {
+		name += sizeof(LFS_AUFS_WHITEOUT_PREFIX) - 1;
+		len -= sizeof(LFS_AUFS_WHITEOUT_PREFIX) - 1;
+		/* markers and aufs's own names hide nothing one looks up */
+		if (!len || lfs_is_aufs_name(name, len))
+			return true;
+		holds = LFS_NI_WH;
+	}
 
 	hash = full_name_hash(NULL, name, len);
 	n = lfs_ni_lookup(ni, name, len, hash);
@@ -159,18 +180,19 @@ static bool lfs_ni_actor(struct dir_context *ctx, const char *name, int len,
 		}
 		n->first = LFS_NI_END;
 	}
-	r->err = lfs_ni_add_occ(ni, n, r->pos);
+	r->err = lfs_ni_add_occ(ni, n, r->pos, holds);
 	return !r->err;
 }
 
 static int lfs_ni_read_instance(struct lfs_nindex *ni, const struct lfs_real *real,
-				unsigned int pos)
+				unsigned int pos, bool aufs)
 {
 	struct path path = { .mnt = real->layer->mnt, .dentry = real->dentry };
 	struct lfs_ni_reader r = {
 		.ctx.actor = lfs_ni_actor,
 		.ni = ni,
 		.pos = pos,
+		.aufs = aufs,
 	};
 	struct file *file;
 	int err;
@@ -190,7 +212,8 @@ static int lfs_ni_read_instance(struct lfs_nindex *ni, const struct lfs_real *re
 }
 
 /* Read every lower instance of @e.  Caller runs as the mounter. */
-static struct lfs_nindex *lfs_ni_build(struct lfs_entry *e)
+static struct lfs_nindex *lfs_ni_build(const struct lfs_sb *sbi,
+				       struct lfs_entry *e)
 {
 	struct lfs_nindex *ni;
 	unsigned int i;
@@ -203,7 +226,7 @@ static struct lfs_nindex *lfs_ni_build(struct lfs_entry *e)
 	INIT_LIST_HEAD(&ni->lru);
 	err = lfs_nametab_init(&ni->names, 8);
 	for (i = 0; !err && i < e->nr; i++)
-		err = lfs_ni_read_instance(ni, &e->real[i], i);
+		err = lfs_ni_read_instance(ni, &e->real[i], i, lfs_aufs(sbi));
 	if (err) {
 		lfs_ni_put(ni);
 		return ERR_PTR(err);
@@ -293,7 +316,7 @@ struct lfs_nindex *lfs_ni_get(const struct lfs_sb *sbi, struct lfs_entry *e)
 	if (ni)
 		return ni;
 
-	ni = lfs_ni_build(e);
+	ni = lfs_ni_build(sbi, e);
 	if (IS_ERR(ni)) {
 		if (PTR_ERR(ni) == -E2BIG)
 			set_bit(LFS_E_NO_INDEX, &e->flags);
@@ -341,6 +364,20 @@ unsigned int lfs_ni_next(struct lfs_ni_cursor *c, unsigned int nr,
 	return c->occ == LFS_NI_END ? nr : c->ni->occ[c->occ].pos;
 }
 
+/**
+ * lfs_ni_holds - what the instance a walk is at holds of the name
+ * @c: the cursor, at an instance (from lfs_ni_first() or lfs_ni_next())
+ *
+ * Return: LFS_NI_NAME and/or LFS_NI_WH; without an index, both (the walk
+ * must look).
+ */
+unsigned int lfs_ni_holds(const struct lfs_ni_cursor *c)
+{
+	if (!c->ni)
+		return LFS_NI_NAME | LFS_NI_WH;
+	return c->ni->occ[c->occ].holds;
+}
+
 static unsigned long lfs_ni_count(struct shrinker *s, struct shrink_control *sc)
 {
 	return READ_ONCE(lfs_ni_pages);
@@ -375,6 +412,8 @@ static struct shrinker lfs_ni_shrinker = {
 
 int lfs_ni_init(void)
 {
+	/* an instance's position fits struct lfs_ni_occ */
+	BUILD_BUG_ON(LFS_MAX_LAYERS >= (1U << 30));
 	return register_shrinker(&lfs_ni_shrinker, "layerfs-nameindex");
 }
 

@@ -11,6 +11,10 @@
  *
  * Names are hashed for de-duplication, so a directory of many entries in
  * many layers costs time linear in the entries read.
+ *
+ * With whiteout=aufs, names under ".wh." are never listed; once a layer
+ * is read, each of its ".wh.NAME" hides NAME in the layers below (but not
+ * a NAME of the same layer).
  */
 #define pr_fmt(fmt) "layerfs: " fmt
 
@@ -27,6 +31,7 @@ struct lfs_dirent {
 	unsigned char type;		/* DT_* */
 	bool whiteout;			/* hides the name; never listed */
 	bool check;			/* may be a whiteout: look it up */
+	bool aufs;			/* ".wh.NAME": hides NAME below this layer */
 };
 
 struct lfs_listing {
@@ -122,6 +127,13 @@ static bool lfs_rd_actor(struct dir_context *ctx, const char *name, int len,
 		rd->err = -ENOMEM;
 		return false;
 	}
+	if (lfs_aufs(rd->sbi) && lfs_is_aufs_name(name, len)) {
+		/* acted on by lfs_rd_check_layer(), then dropped */
+		d->aufs = true;
+		d->whiteout = true;
+		rd->err = lfs_listing_append(l, d);
+		return !rd->err;
+	}
 	d->type = type;
 	d->ino = lfs_ino(rd->sbi, rd->real->layer, ino);
 	d->check = lfs_rd_needs_check(rd, type);
@@ -131,9 +143,35 @@ static bool lfs_rd_actor(struct dir_context *ctx, const char *name, int len,
 }
 
 /*
+ * An aufs whiteout ".wh.NAME" of the layer just read: NAME, unless this
+ * layer or one above holds it, is hidden from the layers below.
+ */
+static int lfs_rd_aufs_hide(struct lfs_listing *l, const struct lfs_dirent *wh)
+{
+	const unsigned int plen = sizeof(LFS_AUFS_WHITEOUT_PREFIX) - 1;
+	const char *name = wh->n.name + plen;
+	unsigned int len = wh->n.len - plen;
+	struct lfs_dirent *d;
+	u32 hash;
+
+	/* markers and aufs's own names: nothing to hide */
+	if (!len || lfs_is_aufs_name(name, len))
+		return 0;
+	hash = full_name_hash(NULL, name, len);
+	if (lfs_nametab_find(&l->names, name, len, hash))
+		return 0;
+	d = lfs_nametab_add(&l->names, sizeof(*d), name, len, hash);
+	if (!d)
+		return -ENOMEM;
+	d->whiteout = true;
+	return 0;
+}
+
+/*
  * After a layer is read (its lock released), look up the new names that
  * may be whiteouts.  A whiteout stays hashed, to hide the name below, but
- * leaves the listing; a name of unknown type learns its type.
+ * leaves the listing; a name of unknown type learns its type.  aufs
+ * whiteouts act now, when every name of their layer is known.
  */
 static int lfs_rd_check_layer(const struct lfs_sb *sbi, struct lfs_listing *l,
 			      unsigned int from, const struct lfs_real *r)
@@ -145,7 +183,12 @@ static int lfs_rd_check_layer(const struct lfs_sb *sbi, struct lfs_listing *l,
 		struct lfs_dirent *d = l->order[i];
 		struct dentry *real;
 
-		if (d->check) {
+		if (d->aufs) {
+			int err = lfs_rd_aufs_hide(l, d);
+
+			if (err)
+				return err;
+		} else if (d->check) {
 			real = lookup_one_unlocked(mnt_user_ns(r->layer->mnt),
 						   d->n.name, r->dentry, d->n.len);
 			if (IS_ERR(real))

@@ -20,6 +20,7 @@ enum lfs_param {
 	LFS_OPT_UPPERDIR,
 	LFS_OPT_WORKDIR,
 	LFS_OPT_NAMEINDEX,
+	LFS_OPT_WHITEOUT_FORMAT,
 };
 
 static const struct constant_table lfs_on_off[] = {
@@ -28,12 +29,20 @@ static const struct constant_table lfs_on_off[] = {
 	{}
 };
 
+/* whiteout= values, by enum lfs_whiteout_format */
+static const char *const lfs_whiteout_names[] = {
+	[LFS_WH_NATIVE]		= LFS_WHITEOUT_NATIVE_NAME,
+	[LFS_WH_CHARDEV]	= LFS_WHITEOUT_CHARDEV_NAME,
+	[LFS_WH_AUFS]		= LFS_WHITEOUT_AUFS_NAME,
+};
+
 static const struct fs_parameter_spec lfs_param_spec[] = {
 	fsparam_string("lowerdir",	LFS_OPT_LOWERDIR),
 	fsparam_string("lowerdir+",	LFS_OPT_LOWERDIR_ADD),
 	fsparam_string("upperdir",	LFS_OPT_UPPERDIR),
 	fsparam_string("workdir",	LFS_OPT_WORKDIR),
 	fsparam_enum("nameindex",	LFS_OPT_NAMEINDEX, lfs_on_off),
+	fsparam_string(LFS_OPT_WHITEOUT, LFS_OPT_WHITEOUT_FORMAT),
 	{}
 };
 
@@ -69,6 +78,23 @@ static int lfs_parse_lowerdir_list(struct fs_context *fc, char *list)
 	}
 }
 
+/* whiteout=: parsed here, so that a bad value gets a message that helps */
+static int lfs_parse_whiteout(struct fs_context *fc, const char *value)
+{
+	struct lfs_config *cfg = fc->fs_private;
+	int i;
+
+	i = match_string(lfs_whiteout_names, ARRAY_SIZE(lfs_whiteout_names),
+			 value);
+	if (i < 0)
+		return lfs_inval(fc, "whiteout=%s: unknown format (one of %s, %s, %s)",
+				 value, LFS_WHITEOUT_NATIVE_NAME,
+				 LFS_WHITEOUT_CHARDEV_NAME, LFS_WHITEOUT_AUFS_NAME);
+	cfg->whiteout = i;
+	cfg->whiteout_given = true;
+	return 0;
+}
+
 static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 {
 	struct lfs_config *cfg = fc->fs_private;
@@ -98,6 +124,8 @@ static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	case LFS_OPT_NAMEINDEX:
 		cfg->no_nameindex = !result.uint_32;
 		return 0;
+	case LFS_OPT_WHITEOUT_FORMAT:
+		return lfs_parse_whiteout(fc, param->string);
 	}
 	return -EINVAL;
 }
@@ -201,6 +229,9 @@ static int lfs_show_options(struct seq_file *m, struct dentry *root)
 	}
 	if (!sbi->nameindex)
 		seq_puts(m, ",nameindex=off");
+	if (sbi->whiteout != LFS_WH_NATIVE)
+		seq_printf(m, ",%s=%s", LFS_OPT_WHITEOUT,
+			   lfs_whiteout_names[sbi->whiteout]);
 	return 0;
 }
 
@@ -308,6 +339,7 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (!sbi->creator_cred)
 		goto out;
 	sbi->nameindex = !cfg->no_nameindex;
+	sbi->whiteout = cfg->whiteout;
 
 	err = lfs_layers_build(fc, sbi);
 	if (err)
@@ -366,12 +398,19 @@ static int lfs_get_tree(struct fs_context *fc)
 /*
  * Remount: only the read-only flag may change, and read-write needs an
  * upper layer.  Layers cannot be changed on a live mount; the options
- * that name them are ignored, as mount(8) repeats them on remount.
+ * that name them are ignored, as mount(8) repeats them on remount.  The
+ * whiteout format may be repeated, not changed: the upper layer holds
+ * whiteouts of the format it was mounted with.
  */
 static int lfs_reconfigure(struct fs_context *fc)
 {
 	struct lfs_sb *sbi = LFS_SB(fc->root->d_sb);
+	struct lfs_config *cfg = fc->fs_private;
 
+	if (cfg->whiteout_given && cfg->whiteout != sbi->whiteout)
+		return lfs_inval(fc, "whiteout=%s: the format cannot change on remount (it is %s)",
+				 lfs_whiteout_names[cfg->whiteout],
+				 lfs_whiteout_names[sbi->whiteout]);
 	if (!(fc->sb_flags & SB_RDONLY) && !sbi->upper)
 		return lfs_inval(fc, "no upper layer: read-only only");
 	return 0;

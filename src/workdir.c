@@ -374,9 +374,10 @@ struct dentry *lfs_work_create(struct lfs_sb *sbi, const struct lfs_new *nw)
 }
 
 /**
- * lfs_work_whiteout - a native whiteout in work/, to be renamed into place
+ * lfs_work_whiteout - a whiteout in work/, to be renamed into place
  * @sbi: the superblock info
  *
+ * A native one, or with whiteout=chardev a character device 0/0.
  * Return: the whiteout's dentry, or an ERR_PTR.
  */
 struct dentry *lfs_work_whiteout(struct lfs_sb *sbi)
@@ -385,9 +386,15 @@ struct dentry *lfs_work_whiteout(struct lfs_sb *sbi)
 		.mode = S_IFLNK | 0777,
 		.symlink = LFS_WHITEOUT_TARGET,
 	};
+	struct lfs_new chardev = {
+		.mode = S_IFCHR,
+		.rdev = WHITEOUT_DEV,
+	};
 	struct dentry *wh;
 	int err;
 
+	if (sbi->whiteout == LFS_WH_CHARDEV)
+		return lfs_work_create(sbi, &chardev);
 	wh = lfs_work_create(sbi, &nw);
 	if (IS_ERR(wh))
 		return wh;
@@ -445,7 +452,9 @@ int lfs_set_xattr(struct lfs_sb *sbi, struct dentry *upper, const char *name,
  * @upperdir: the directory, not locked
  *
  * Used before a merged directory that looks empty is removed or replaced.
- * Caller holds the layerfs directory's lock, so nothing is added meanwhile.
+ * With whiteout=aufs, every ".wh." name goes too (whiteouts, the opaque
+ * marker).  Caller holds the layerfs directory's lock, so nothing is
+ * added meanwhile.
  * Return: 0, -ENOTEMPTY if it holds anything but whiteouts, or -errno.
  */
 int lfs_clear_whiteouts(struct lfs_sb *sbi, struct dentry *upperdir)
@@ -469,7 +478,9 @@ int lfs_clear_whiteouts(struct lfs_sb *sbi, struct dentry *upperdir)
 			break;
 		}
 		if (d_is_positive(child)) {
-			if (lfs_is_whiteout(sbi->upper, child, 0))
+			if (lfs_aufs(sbi) && lfs_is_aufs_name(rec + 1, strlen(rec + 1)))
+				err = lfs_unlink_real(userns, upperdir, child);
+			else if (lfs_is_whiteout(sbi->upper, child, 0))
 				err = vfs_unlink(userns, dir, child, NULL);
 			else
 				err = -ENOTEMPTY;
@@ -479,6 +490,68 @@ int lfs_clear_whiteouts(struct lfs_sb *sbi, struct dentry *upperdir)
 	inode_unlock(dir);
 out:
 	kvfree(names.buf);
+	return err;
+}
+
+/**
+ * lfs_aufs_mark - make an aufs marker in an upper directory
+ * @sbi: the superblock info
+ * @dir: the upper directory (or one being built in work/), not locked
+ * @name: the marker: ".wh.NAME" or LFS_AUFS_OPAQUE_NAME
+ *
+ * An empty regular file of LFS_AUFS_MARKER_MODE, owned by the mounter as
+ * every marker is.  One that is there already is kept.  Caller holds
+ * write access to the upper layer.
+ * Return: 0, or -errno.
+ */
+int lfs_aufs_mark(struct lfs_sb *sbi, struct dentry *dir,
+		  const struct qstr *name)
+{
+	struct lfs_new nw = { .mode = S_IFREG | LFS_AUFS_MARKER_MODE };
+	const struct cred *old_cred;
+	struct dentry *d;
+
+	old_cred = override_creds(sbi->creator_cred);
+	inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
+	d = lookup_one(mnt_user_ns(sbi->upper->mnt), name->name, dir, name->len);
+	if (!IS_ERR(d) && d_is_negative(d))
+		d = lfs_create_real(sbi, dir, d, &nw);
+	inode_unlock(d_inode(dir));
+	revert_creds(old_cred);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	dput(d);
+	return 0;
+}
+
+/**
+ * lfs_aufs_unmark - remove an aufs marker from an upper directory
+ * @sbi: the superblock info
+ * @dir: the upper directory, not locked
+ * @name: the marker
+ *
+ * Nothing to do when it is not there.  Caller holds write access to the
+ * upper layer.
+ * Return: 0, or -errno.
+ */
+int lfs_aufs_unmark(struct lfs_sb *sbi, struct dentry *dir,
+		    const struct qstr *name)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	const struct cred *old_cred;
+	struct dentry *d;
+	int err;
+
+	old_cred = override_creds(sbi->creator_cred);
+	inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
+	d = lookup_one(userns, name->name, dir, name->len);
+	err = PTR_ERR_OR_ZERO(d);
+	if (!err && d_is_positive(d))
+		err = lfs_unlink_real(userns, dir, d);
+	if (!IS_ERR(d))
+		dput(d);
+	inode_unlock(d_inode(dir));
+	revert_creds(old_cred);
 	return err;
 }
 

@@ -446,6 +446,17 @@ static void set_marker(const char *path, const char *name, const char *val)
 		fail("setxattr %s: %s", path, strerror(errno));
 }
 
+/* an empty file: @dir/@prefix@name (aufs whiteouts and markers) */
+static int make_empty(const char *dir, const char *prefix, const char *name)
+{
+	char path[2 * PATH_MAX + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s%s", dir, prefix, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	return fd < 0 ? -1 : close(fd);
+}
+
 /*
  * Each line of the spec: OP PATH [ARG...], PATH relative to ROOT (its
  * first component is usually the layer's directory name).
@@ -465,6 +476,9 @@ static void set_marker(const char *path, const char *name, const char *val)
  *   L PATH               symlink to the whiteout target without the xattr
  *   o PATH               directory marked opaque ("y")
  *   X PATH               directory marked for xwhiteouts ("x")
+ *   A PATH               aufs whiteout of PATH: an empty file ".wh.NAME"
+ *                        beside it
+ *   O PATH               aufs opaque directory: PATH/.wh..wh..opq
  *   a PATH NAME VALUE    set an xattr
  *   m PATH MODE          chmod (octal)
  *   u PATH UID GID       lchown
@@ -570,6 +584,21 @@ static int cmd_mktree(int argc, char **argv)
 			break;
 		case 'L':
 			ret = symlink("(overlay-whiteout)", path);
+			break;
+		case 'A': {
+			char *slash = strrchr(path, '/');
+
+			*slash = '\0';
+			ret = make_empty(path, ".wh.", slash + 1);
+			*slash = '/';
+			break;
+		}
+		case 'O':
+			ret = mkdir(path, 0755);
+			if (ret && errno == EEXIST)
+				ret = 0;
+			if (!ret)
+				ret = make_empty(path, "", ".wh..wh..opq");
 			break;
 		case 'w':
 			ret = symlink("(overlay-whiteout)", path);

@@ -64,9 +64,35 @@ struct lfs_origin {
 /* value of a boolean marker xattr */
 #define LFS_XATTR_TRUE			"y"
 
-/* OCI/AUFS whiteout names, as found in image layers */
+/*
+ * OCI/AUFS whiteout names, as found in image layers and, with
+ * whiteout=aufs, read and written in every layer: an entry ".wh.NAME"
+ * hides NAME in the layers below, an entry LFS_AUFS_OPAQUE_NAME makes
+ * its directory opaque.  Names under LFS_AUFS_META_PREFIX are aufs's own
+ * (".wh..wh.plnk", ".wh..wh.aufs").  With whiteout=aufs every name that
+ * starts with LFS_AUFS_WHITEOUT_PREFIX is hidden, and cannot be created
+ * through the mount (EINVAL).
+ */
 #define LFS_AUFS_WHITEOUT_PREFIX	".wh."
+#define LFS_AUFS_META_PREFIX		".wh..wh."
 #define LFS_AUFS_OPAQUE_NAME		".wh..wh..opq"
+/* what layerfs makes them: empty regular files of this mode */
+#define LFS_AUFS_MARKER_MODE		0600
+
+/*
+ * Mount option whiteout=: the format of the whiteouts and opaque
+ * directories layerfs writes in the upper layer.
+ *   native   a symlink to LFS_WHITEOUT_TARGET with LFS_XATTR_WHITEOUT
+ *            (the default); opaque: LFS_XATTR_OPAQUE
+ *   chardev  a character device 0/0, as the kernel's overlayfs writes;
+ *            opaque: LFS_XATTR_OPAQUE
+ *   aufs     ".wh.NAME" and LFS_AUFS_OPAQUE_NAME, read in every layer
+ * Every mode reads the native and chardev forms.
+ */
+#define LFS_OPT_WHITEOUT		"whiteout"
+#define LFS_WHITEOUT_NATIVE_NAME	"native"
+#define LFS_WHITEOUT_CHARDEV_NAME	"chardev"
+#define LFS_WHITEOUT_AUFS_NAME		"aufs"
 
 /* the most lower layers one mount may stack */
 #define LFS_MAX_LAYERS			4096

@@ -497,6 +497,55 @@ static int lfs_config(struct lfs_mount *m, int fsfd, unsigned int cmd,
 	return -err;
 }
 
+/*
+ * containers-storage runs its mount program in the overlay driver's home
+ * directory, and records there, in .has-mount-program, that a mount
+ * program is in use: then it extracted every layer in the AUFS whiteout
+ * format (.wh.NAME files, .wh..wh..opq markers) and reads containers'
+ * deletions back in that format.  Such a store needs whiteout=aufs on
+ * every mount, and the engine does not always say so: it drops the
+ * storage.conf mountopt whenever it asks for options of its own (the
+ * read-only mounts "podman diff" and "podman commit" compare).  So in
+ * such a directory whiteout=aufs is the default.
+ */
+static bool lfs_cwd_is_aufs_store(void)
+{
+	char buf[8];
+	ssize_t n;
+	int fd;
+
+	fd = open(".has-mount-program", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n >= 4 && !memcmp(buf, "true", 4) && (n == 4 || buf[4] == '\n');
+}
+
+/* Put whiteout=aufs first, as a mountopt would be, unless one was given. */
+static int lfs_default_whiteout(struct lfs_mount *m)
+{
+	struct lfs_param first;
+	size_t i;
+	int err;
+
+	for (i = 0; i < m->nr_param; i++)
+		if (!strcmp(m->param[i].key, "whiteout"))
+			return 0;
+	if (!lfs_cwd_is_aufs_store())
+		return 0;
+	err = lfs_add_param(m, "whiteout", "aufs");
+	if (err)
+		return err;
+	first = m->param[m->nr_param - 1];
+	memmove(&m->param[1], &m->param[0], (m->nr_param - 1) * sizeof(first));
+	m->param[0] = first;
+	if (m->verbose)
+		fprintf(stderr, "%s: %s: whiteout=aufs\n", m->prog,
+			"a containers-storage home with a mount program");
+	return 0;
+}
+
 /* Whether a parameter goes to the kernel: on a remount, layers cannot change. */
 static bool lfs_param_for(struct lfs_mount *m, const struct lfs_param *p)
 {
@@ -772,6 +821,10 @@ int main(int argc, char **argv)
 	if (!m.remount && !m.nr_lower) {
 		fprintf(stderr, "%s: no lower layer given\n", m.prog);
 		return LFS_EX_FAIL;
+	}
+	if (!m.remount && lfs_default_whiteout(&m)) {
+		fprintf(stderr, "%s: out of memory\n", m.prog);
+		return LFS_EX_SYSERR;
 	}
 	if (m.dry_run) {
 		lfs_print_plan(&m, source, target);

@@ -185,3 +185,35 @@ setup() {
 		mount_setattr /m attr_set=0x23 attr_clr=0x73
 	EOF
 }
+
+@test "in a containers-storage home with a mount program, whiteout=aufs is the default" {
+	cd "$BATS_TEST_TMPDIR"
+	local o='lowerdir=/s/l/A:/s/l/B,upperdir=/s/C/diff,workdir=/s/C/work'
+	# no marker, or "false": nothing added
+	run "$M" --dry-run -o "$o" /s/C/merged
+	[[ $output != *whiteout* ]]
+	printf false >.has-mount-program
+	run "$M" --dry-run -o "$o" /s/C/merged
+	[[ $output != *whiteout* ]]
+	# containers-storage writes "true": the read-only mounts of podman
+	# diff and commit ("ro" and layers only) get it too, first
+	printf true >.has-mount-program
+	run "$M" --dry-run -o "ro,lowerdir=/s/C/diff:/s/l/A" /s/C/merged
+	diff -u - <(echo "$output") <<-'EOF'
+		fsconfig source=layerfs
+		fsconfig whiteout=aufs
+		fsconfig lowerdir+=/s/C/diff
+		fsconfig lowerdir+=/s/l/A
+		fsconfig ro
+		move_mount /s/C/merged attr_set=0x1 attr_clr=0x0
+	EOF
+	# a format given wins, and is not doubled
+	run "$M" --dry-run -o "lowerdir=/a,whiteout=native" /m
+	[ "$(grep -c whiteout <<<"$output")" = 1 ]
+	[ "${lines[2]}" = "fsconfig whiteout=native" ]
+	run "$M" --dry-run -o "whiteout=aufs,$o" /s/C/merged
+	[ "$(grep -c whiteout <<<"$output")" = 1 ]
+	# not on a remount
+	run "$M" --dry-run none /m -o remount,ro
+	[[ $output != *whiteout* ]]
+}

@@ -14,9 +14,11 @@
 #       mount_program: a path, or "" for the kernel overlay driver without
 #       one.  MOUNTOPT is the driver's mountopt (storage.conf), which
 #       containers-storage puts in front of the lowerdir=... option string
-#       it gives the mount program.  Defaults: $LFS_PODMAN_MOUNT_PROGRAM
-#       (else build/bin/layerfs-mount) and $LFS_PODMAN_MOUNTOPT (else
-#       "whiteout=aufs" for layerfs-mount, "" otherwise).
+#       it gives the mount program, when it has no options of its own.
+#       Defaults: $LFS_PODMAN_MOUNT_PROGRAM (else build/bin/layerfs-mount)
+#       and $LFS_PODMAN_MOUNTOPT (else none: layerfs-mount takes
+#       whiteout=aufs by itself in a containers-storage home, see
+#       docs/podman.md).
 #   lfs_podman_storage_conf MOUNT_PROGRAM MOUNTOPT
 #       rewrites storage.conf for another mount program (see below).
 #   lfs_podman_teardown
@@ -55,16 +57,7 @@ lfs_podman_mount() {
 
 lfs_podman_setup() {
 	local prog=${1-${LFS_PODMAN_MOUNT_PROGRAM-$LFS_REPO/build/bin/layerfs-mount}}
-	local opt r=$LFS_PODMAN_ROOT
-	if [ $# -ge 2 ]; then
-		opt=$2
-	elif [ -n "${LFS_PODMAN_MOUNTOPT+set}" ]; then
-		opt=$LFS_PODMAN_MOUNTOPT
-	elif [[ $prog == */layerfs-mount ]]; then
-		opt=whiteout=aufs
-	else
-		opt=
-	fi
+	local opt=${2-${LFS_PODMAN_MOUNTOPT-}} r=$LFS_PODMAN_ROOT
 	lfs_podman_mount /sys/fs/cgroup -t cgroup2 cgroup2 || return 1
 	lfs_podman_mount /var/lib/containers -t tmpfs -o mode=0700 containers || return 1
 	lfs_podman_mount /var/tmp -t tmpfs -o mode=1777 vartmp || return 1

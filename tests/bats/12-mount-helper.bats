@@ -118,7 +118,10 @@ lfs_helper_layers() {
 		mount -t layerfs none "$WORK/mnt" -o "lowerdir=$LIST"
 		findmnt -nr -o FSTYPE,SOURCE "$WORK/mnt"
 		ls "$WORK/mnt" | wc -l
-		cat "$WORK/mnt/top" "$WORK/mnt/f1" "$WORK/mnt/f1000"
+		# (mktree writes contents without a newline)
+		for f in top f1 f1000; do
+			echo "\$(cat "$WORK/mnt/\$f")"
+		done
 		umount "$WORK/mnt"
 		findmnt "$WORK/mnt" >/dev/null || echo unmounted
 	EOF

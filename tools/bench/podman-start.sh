@@ -47,8 +47,20 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ ${#layouts[@]} -gt 0 ] || { echo "podman-start: no image layout given" >&2; exit 2; }
-for l in "${layouts[@]}"; do
-	[ -f "$l/index.json" ] || { echo "podman-start: no OCI layout at $l" >&2; exit 2; }
+# relative to the repository; symlinks resolved (build/images/NAME point
+# into the image cache); not under what podman's setup covers with tmpfs
+for i in "${!layouts[@]}"; do
+	l=${layouts[i]}
+	[[ $l == /* ]] || l=$repo/$l
+	l=$(realpath -e "$l") && [ -f "$l/index.json" ] ||
+		{ echo "podman-start: no OCI layout at ${layouts[i]}" >&2; exit 2; }
+	case $l/ in
+	/var/tmp/* | /var/lib/containers/*)
+		echo "podman-start: $l: podman's setup hides it under tmpfs" >&2
+		exit 2
+		;;
+	esac
+	layouts[i]=$l
 done
 
 # shellcheck source=tests/bats/lib-podman.bash

@@ -4,15 +4,30 @@
  * mount API (fsopen, fsconfig with one "lowerdir+" per layer, fsmount,
  * move_mount), so the one-page limit of mount(2) options does not apply.
  *
- * Also serves as mount.layerfs (mount(8) runs "mount.layerfs SOURCE TARGET
- * -o OPTIONS") and as a container engine's mount program ("PROG -o
- * OPTIONS TARGET").  See usage() for the options.
+ * The same program answers three callers:
+ *
+ *   layerfs-mount [-l DIR]... [-L FILE] [-o OPTIONS] TARGET
+ *	by hand or from scripts;
+ *   mount.layerfs SOURCE TARGET [-sfnvr] [-N NS] [-o OPTIONS]
+ *	mount(8) runs /sbin/mount.layerfs for "mount -t layerfs";
+ *   PROG -o lowerdir=...,upperdir=...,workdir=...[,volatile] TARGET
+ *	a container engine's mount program (containers-storage's overlay
+ *	driver with mount_program set), run in the driver's home
+ *	directory; also "PROG --version".
+ *
+ * Options are parsed as overlayfs parses them: comma-separated, a backslash
+ * escapes the next character ("\,", "\:", "\\").  Relative paths resolve
+ * against the working directory here, before anything else happens.  The
+ * program mounts in the foreground and exits: nothing stays behind holding
+ * the caller's stdout or stderr.  Errors go to stderr with what the kernel
+ * logged on the fs_context.  Exit status as mount(8) documents: 0 mounted,
+ * 1 bad usage or no permission, 2 system error, 32 mount failure.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,116 +36,185 @@
 #include <sys/mount.h>
 #include "uapi/layerfs.h"
 
-#define LFS_MOUNT_VERSION "0.1"
+#define LFS_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-/* exit codes, as mount(8) documents them */
+#ifndef LFS_VERSION
+#define LFS_VERSION "0.1"
+#endif
+
+/* exit status, as mount(8) documents it */
 enum {
 	LFS_EX_OK = 0,
-	LFS_EX_USAGE = 1,
-	LFS_EX_SYSERR = 2,
-	LFS_EX_FAIL = 32,
+	LFS_EX_USAGE = 1,	/* bad invocation or permissions */
+	LFS_EX_SYSERR = 2,	/* out of memory, cannot get the cwd, ... */
+	LFS_EX_FAIL = 32,	/* the mount failed (options, layers, kernel) */
+};
+
+/* one filesystem parameter for fsconfig, in the order given */
+struct lfs_param {
+	char *key;
+	char *val;		/* NULL: a flag */
 };
 
 struct lfs_mount {
-	char **lower;		/* layers, top first */
-	size_t nr_lower;
-	size_t cap_lower;
-	char **key;		/* other fsconfig parameters, in order */
-	char **val;		/* their values, NULL for flags */
-	size_t nr_opt;
-	size_t cap_opt;
-	unsigned int attr;	/* MOUNT_ATTR_* for fsmount */
-	bool verbose;
-	bool fake;
-	const char *prog;
+	const char *prog;	/* our name, for messages */
+	char *cwd;		/* relative paths resolve against it */
+	size_t nr_lower;	/* "lowerdir+" parameters among them */
+	bool lower_listed;	/* a lowerdir= list was given */
+	struct lfs_param *param; /* fsconfig parameters, in order */
+	size_t nr_param;
+	size_t cap_param;
+	unsigned int attr_set;	/* MOUNT_ATTR_* to set on the mount */
+	unsigned int attr_clr;	/* and to clear (remount) */
+	bool remount;		/* reconfigure the mount at TARGET */
+	bool verbose;		/* -v: say what is done */
+	bool fake;		/* -f: check, do not mount */
+	bool dry_run;		/* --dry-run: print the plan, call nothing */
+	bool sloppy;		/* -s: skip options the kernel does not know */
+	const char *ns;		/* -N: mount namespace, a pid or a path */
 };
 
-static void usage(FILE *f, const char *prog)
+static void lfs_usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 		"usage: %s [OPTIONS] TARGET\n"
-		"       %s SOURCE TARGET [-o OPTIONS]   (as mount.layerfs)\n"
+		"       %s SOURCE TARGET [-sfnvr] [-N NS] [-o OPTIONS]\n"
 		"\n"
-		"Mount layerfs on TARGET from any number of layers.\n"
+		"Mount layerfs on TARGET from any number of layers (installed as\n"
+		"/sbin/mount.layerfs for mount(8), and usable as a container\n"
+		"engine's overlay mount_program).\n"
 		"\n"
 		"  -o OPTIONS        comma-separated mount options, as for overlay:\n"
-		"                    lowerdir=TOP:...:BOTTOM (\\: \\, \\\\ escape),\n"
-		"                    upperdir=DIR, workdir=DIR, ro, rw, nosuid,\n"
-		"                    nodev, noexec, noatime; others go to the kernel\n"
+		"                    lowerdir=TOP:...:BOTTOM, upperdir=DIR,\n"
+		"                    workdir=DIR (\\: \\, \\\\ escape), ro, rw, nosuid,\n"
+		"                    nodev, noexec, noatime, remount, ...; volatile\n"
+		"                    is accepted and ignored; x-* options are\n"
+		"                    dropped; others go to the kernel\n"
 		"  -l, --lower DIR   add a lower layer below those given so far\n"
 		"  -L, --lower-file FILE\n"
 		"                    add the layers listed in FILE, one per line,\n"
 		"                    top first (\"-\" reads standard input)\n"
 		"  -r, --read-only   mount read-only\n"
+		"  -N, --namespace NS  mount in the mount namespace of pid NS, or\n"
+		"                    of the namespace file NS\n"
+		"  -s                sloppy: skip options the kernel does not know\n"
+		"  -f, --fake        check the options with the kernel, mount nothing\n"
+		"      --dry-run     print the fsconfig calls and mount attributes\n"
+		"                    that would be made, make none\n"
 		"  -v, --verbose     say what is done\n"
-		"  -f, --fake        check the options, mount nothing\n"
-		"  -n, -s            accepted for mount(8), ignored\n"
-		"      --version     print the version\n"
+		"  -n                accepted for mount(8) (no mtab), ignored\n"
+		"  -V, --version     print the version\n"
 		"  -h, --help        this text\n"
 		"\n"
-		"Relative layer paths resolve against the working directory.\n"
-		"Exit status: 0 mounted, 1 bad usage, 2 system error, 32 mount failed.\n",
+		"Relative paths resolve against the working directory.\n"
+		"Exit status: 0 mounted, 1 bad usage or no permission,\n"
+		"2 system error, 32 mount failed.\n",
 		prog, prog);
 }
 
-static int lfs_grow(void ***arr, size_t *cap, size_t need, size_t size)
+/* Make room for @need entries of @size bytes in *@arr. */
+static int lfs_grow(void *arr, size_t *cap, size_t need, size_t size)
 {
+	void **p = arr;
 	size_t n = *cap ? *cap : 16;
-	void *p;
+	void *q;
 
 	if (need <= *cap)
 		return 0;
 	while (n < need)
 		n *= 2;
-	p = realloc(*arr, n * size);
-	if (!p)
+	q = realloc(*p, n * size);
+	if (!q)
 		return -ENOMEM;
-	*arr = p;
+	*p = q;
 	*cap = n;
 	return 0;
 }
 
-static int lfs_add_lower(struct lfs_mount *m, const char *dir)
+/* Undo backslash escapes in place: "\x" becomes "x". */
+static void lfs_unescape(char *s)
 {
-	char *copy;
+	char *out = s;
+
+	for (; *s; s++) {
+		if (*s == '\\' && s[1])
+			s++;
+		*out++ = *s;
+	}
+	*out = '\0';
+}
+
+/* A malloc'ed absolute form of @path: relative ones join the cwd. */
+static char *lfs_abspath(struct lfs_mount *m, const char *path)
+{
+	char *abs;
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (!m->cwd) {
+		m->cwd = getcwd(NULL, 0);
+		if (!m->cwd)
+			return NULL;
+	}
+	if (asprintf(&abs, "%s%s%s", m->cwd,
+		     m->cwd[strlen(m->cwd) - 1] == '/' ? "" : "/", path) < 0)
+		return NULL;
+	return abs;
+}
+
+static int lfs_add_param(struct lfs_mount *m, const char *key,
+			 const char *val)
+{
+	struct lfs_param *p;
+
+	if (lfs_grow(&m->param, &m->cap_param, m->nr_param + 1,
+		     sizeof(*m->param)))
+		return -ENOMEM;
+	p = &m->param[m->nr_param];
+	p->key = strdup(key);
+	p->val = val ? strdup(val) : NULL;
+	if (!p->key || (val && !p->val)) {
+		free(p->key);
+		free(p->val);
+		return -ENOMEM;
+	}
+	m->nr_param++;
+	return 0;
+}
+
+/* One more layer below those given so far: "lowerdir+", absolute. */
+static int lfs_add_lower(struct lfs_mount *m, const char *dir,
+			 const char *from)
+{
+	char *abs;
+	int err;
 
 	if (!*dir) {
-		fprintf(stderr, "%s: empty layer path\n", m->prog);
+		fprintf(stderr, "%s: %s: layer %zu is an empty path\n", m->prog,
+			from, m->nr_lower + 1);
 		return -EINVAL;
 	}
-	if (lfs_grow((void ***)&m->lower, &m->cap_lower, m->nr_lower + 1,
-		     sizeof(*m->lower)))
-		return -ENOMEM;
-	copy = strdup(dir);
-	if (!copy)
-		return -ENOMEM;
-	m->lower[m->nr_lower++] = copy;
-	return 0;
+	abs = lfs_abspath(m, dir);
+	if (!abs)
+		return -errno;
+	err = lfs_add_param(m, "lowerdir+", abs);
+	free(abs);
+	if (!err)
+		m->nr_lower++;
+	return err;
 }
 
-static int lfs_add_opt(struct lfs_mount *m, const char *key, const char *val)
-{
-	if (lfs_grow((void ***)&m->key, &m->cap_opt, m->nr_opt + 1,
-		     sizeof(*m->key)))
-		return -ENOMEM;
-	/* key and val grow together: val has the same capacity */
-	m->val = realloc(m->val, m->cap_opt * sizeof(*m->val));
-	if (!m->val)
-		return -ENOMEM;
-	m->key[m->nr_opt] = strdup(key);
-	m->val[m->nr_opt] = val ? strdup(val) : NULL;
-	if (!m->key[m->nr_opt] || (val && !m->val[m->nr_opt]))
-		return -ENOMEM;
-	m->nr_opt++;
-	return 0;
-}
-
-/* Split "A:B\:C" at unescaped colons, undoing the escapes. */
+/* Split a lowerdir= value at unescaped colons, undoing the escapes. */
 static int lfs_add_lowerdir_list(struct lfs_mount *m, char *list)
 {
 	char *start = list, *in = list, *out = list;
 	int err;
 
+	if (m->lower_listed) {
+		fprintf(stderr, "%s: lowerdir= given twice\n", m->prog);
+		return -EINVAL;
+	}
+	m->lower_listed = true;
 	for (;;) {
 		char c = *in++;
 
@@ -143,86 +227,170 @@ static int lfs_add_lowerdir_list(struct lfs_mount *m, char *list)
 			continue;
 		}
 		*out = '\0';
-		err = lfs_add_lower(m, start);
+		err = lfs_add_lower(m, start, "lowerdir=");
 		if (err || c == '\0')
 			return err;
-		start = out = in;
+		start = in;
+		out = in;
 	}
+}
+
+/* upperdir= and workdir=: unescaped and made absolute */
+static int lfs_add_dir_param(struct lfs_mount *m, const char *key, char *val)
+{
+	char *abs;
+	int err;
+
+	lfs_unescape(val);
+	if (!*val) {
+		fprintf(stderr, "%s: %s=: empty path\n", m->prog, key);
+		return -EINVAL;
+	}
+	abs = lfs_abspath(m, val);
+	if (!abs)
+		return -errno;
+	err = lfs_add_param(m, key, abs);
+	free(abs);
+	return err;
 }
 
 struct lfs_attr_name {
 	const char *name;
-	unsigned int set;
-	unsigned int clear;
+	unsigned int set;	/* MOUNT_ATTR_* it sets */
+	unsigned int mask;	/* the bits it decides */
 };
 
+/* options that are mount attributes, not filesystem parameters */
 static const struct lfs_attr_name lfs_attrs[] = {
-	{ "ro", MOUNT_ATTR_RDONLY, 0 },
+	{ "ro", MOUNT_ATTR_RDONLY, MOUNT_ATTR_RDONLY },
 	{ "rw", 0, MOUNT_ATTR_RDONLY },
-	{ "nosuid", MOUNT_ATTR_NOSUID, 0 },
+	{ "nosuid", MOUNT_ATTR_NOSUID, MOUNT_ATTR_NOSUID },
 	{ "suid", 0, MOUNT_ATTR_NOSUID },
-	{ "nodev", MOUNT_ATTR_NODEV, 0 },
+	{ "nodev", MOUNT_ATTR_NODEV, MOUNT_ATTR_NODEV },
 	{ "dev", 0, MOUNT_ATTR_NODEV },
-	{ "noexec", MOUNT_ATTR_NOEXEC, 0 },
+	{ "noexec", MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOEXEC },
 	{ "exec", 0, MOUNT_ATTR_NOEXEC },
-	{ "noatime", MOUNT_ATTR_NOATIME, 0 },
-	{ "relatime", MOUNT_ATTR_RELATIME, 0 },
-	{ "nodiratime", MOUNT_ATTR_NODIRATIME, 0 },
-	{ "defaults", 0, 0 },
-	{ "auto", 0, 0 },
-	{ "noauto", 0, 0 },
-	{ "user", 0, 0 },
-	{ "nouser", 0, 0 },
-	{ "_netdev", 0, 0 },
+	{ "nosymfollow", MOUNT_ATTR_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW },
+	{ "symfollow", 0, MOUNT_ATTR_NOSYMFOLLOW },
+	{ "nodiratime", MOUNT_ATTR_NODIRATIME, MOUNT_ATTR_NODIRATIME },
+	{ "diratime", 0, MOUNT_ATTR_NODIRATIME },
+	{ "noatime", MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME },
+	{ "relatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
+	{ "strictatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME },
+	{ "atime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME },
 };
 
-/* A mount attribute rather than a filesystem option? */
+/* mount(8)'s own options (fstab), meaningless to the kernel */
+static const char *const lfs_userspace_opts[] = {
+	"defaults", "auto", "noauto", "user", "nouser", "users", "owner",
+	"group", "_netdev", "nofail", "comment",
+};
+
+static bool lfs_userspace_opt(const char *opt)
+{
+	size_t i, len = strcspn(opt, "=");
+
+	/* x-*: for userspace helpers; X-*: for mount(8) itself */
+	if (!strncmp(opt, "x-", 2) || !strncmp(opt, "X-", 2))
+		return true;
+	for (i = 0; i < LFS_ARRAY_SIZE(lfs_userspace_opts); i++)
+		if (strlen(lfs_userspace_opts[i]) == len &&
+		    !strncmp(opt, lfs_userspace_opts[i], len))
+			return true;
+	return false;
+}
+
+/* A mount attribute: note it in m->attr_set/attr_clr. */
 static bool lfs_mount_attr(struct lfs_mount *m, const char *opt)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(lfs_attrs) / sizeof(lfs_attrs[0]); i++) {
-		if (strcmp(opt, lfs_attrs[i].name))
+	for (i = 0; i < LFS_ARRAY_SIZE(lfs_attrs); i++) {
+		const struct lfs_attr_name *a = &lfs_attrs[i];
+
+		if (strcmp(opt, a->name))
 			continue;
-		m->attr = (m->attr | lfs_attrs[i].set) & ~lfs_attrs[i].clear;
+		m->attr_set = (m->attr_set & ~a->mask) | a->set;
+		m->attr_clr |= a->mask;
 		return true;
 	}
-	/* x-* options are for userspace helpers, never the kernel */
-	return !strncmp(opt, "x-", 2);
+	return false;
 }
 
-/* Parse "-o" options: comma-separated, backslash escapes the next char. */
+/* One option of a -o list, escapes still in. */
+static int lfs_parse_option(struct lfs_mount *m, char *opt)
+{
+	char *eq;
+
+	if (!*opt || lfs_userspace_opt(opt) || lfs_mount_attr(m, opt))
+		return 0;
+	if (!strcmp(opt, "remount")) {
+		m->remount = true;
+		return 0;
+	}
+	/*
+	 * overlayfs's volatile skips every sync of the upper layer and marks
+	 * the work directory so that it cannot be mounted again after a
+	 * crash.  layerfs has no such mode: its mounts sync as usual, which is
+	 * what volatile promises and more, and leaves nothing to clean up.
+	 */
+	if (!strcmp(opt, "volatile")) {
+		if (m->verbose)
+			fprintf(stderr, "%s: volatile: layerfs syncs as usual\n",
+				m->prog);
+		return 0;
+	}
+	eq = strchr(opt, '=');
+	if (eq)
+		*eq++ = '\0';
+	if (!strcmp(opt, "lowerdir") && eq)
+		return lfs_add_lowerdir_list(m, eq);
+	if (!strcmp(opt, "lowerdir+") && eq) {
+		lfs_unescape(eq);
+		return lfs_add_lower(m, eq, "lowerdir+=");
+	}
+	if ((!strcmp(opt, "upperdir") || !strcmp(opt, "workdir")) && eq)
+		return lfs_add_dir_param(m, opt, eq);
+	lfs_unescape(opt);
+	if (eq) {
+		size_t len = strlen(eq);
+
+		/* a quoted value goes to the kernel without its quotes */
+		if (len >= 2 && eq[0] == '"' && eq[len - 1] == '"') {
+			eq[len - 1] = '\0';
+			eq++;
+		}
+		lfs_unescape(eq);
+	}
+	return lfs_add_param(m, opt, eq);
+}
+
+/*
+ * Parse a -o list: comma-separated, a backslash escapes the next char,
+ * and commas inside double quotes do not split (context="a,b", as
+ * mount(8) writes SELinux contexts).
+ */
 static int lfs_parse_options(struct lfs_mount *m, char *opts)
 {
 	char *start = opts, *in = opts;
+	bool quoted = false;
 	int err;
 
 	for (;; in++) {
 		char c = *in;
-		char *eq;
 
 		if (c == '\\' && in[1]) {
 			in++;
 			continue;
 		}
-		if (c != ',' && c != '\0')
+		if (c == '"')
+			quoted = !quoted;
+		if ((c != ',' || quoted) && c != '\0')
 			continue;
 		*in = '\0';
-		if (*start && !lfs_mount_attr(m, start)) {
-			eq = strchr(start, '=');
-			if (eq)
-				*eq++ = '\0';
-			if (!strcmp(start, "lowerdir") && eq)
-				err = lfs_add_lowerdir_list(m, eq);
-			else if (!strcmp(start, "lowerdir+") && eq)
-				err = lfs_add_lower(m, eq);
-			else
-				err = lfs_add_opt(m, start, eq);
-			if (err)
-				return err;
-		}
-		if (c == '\0')
-			return 0;
+		err = lfs_parse_option(m, start);
+		if (err || c == '\0')
+			return err;
 		start = in + 1;
 	}
 }
@@ -236,15 +404,16 @@ static int lfs_read_lower_file(struct lfs_mount *m, const char *path)
 	int err = 0;
 
 	if (!f) {
+		err = -errno;
 		fprintf(stderr, "%s: %s: %s\n", m->prog, path, strerror(errno));
-		return -errno;
+		return err;
 	}
 	while ((len = getline(&line, &cap, f)) >= 0) {
 		if (len && line[len - 1] == '\n')
 			line[--len] = '\0';
 		if (!len)
 			continue;
-		err = lfs_add_lower(m, line);
+		err = lfs_add_lower(m, line, path);
 		if (err)
 			break;
 	}
@@ -254,83 +423,230 @@ static int lfs_read_lower_file(struct lfs_mount *m, const char *path)
 	return err;
 }
 
-/* Print what the kernel said about the configuration. */
+/*
+ * Print what the kernel logged on the fs_context: one message per read,
+ * "e "/"w "/"i " then the text (which names the filesystem).
+ */
 static void lfs_print_fc_log(struct lfs_mount *m, int fsfd)
 {
 	char buf[1024];
 	ssize_t n;
 
 	while ((n = read(fsfd, buf, sizeof(buf) - 1)) > 0) {
+		const char *kind = "";
+
 		buf[n] = '\0';
-		if (n && buf[n - 1] == '\n')
+		if (buf[n - 1] == '\n')
 			buf[--n] = '\0';
-		/* "e layerfs: ..." -> "layerfs: ..." */
-		fprintf(stderr, "%s: %s\n", m->prog, n > 2 ? buf + 2 : buf);
+		if (n > 2 && buf[1] == ' ') {
+			kind = buf[0] == 'w' ? "warning: " :
+			       buf[0] == 'i' ? "info: " : "";
+			memmove(buf, buf + 2, n - 1);
+		}
+		fprintf(stderr, "%s: kernel: %s%s\n", m->prog, kind, buf);
 	}
+}
+
+/* A parameter the kernel refused: under -s, an unknown one is skipped. */
+static bool lfs_sloppy_skip(struct lfs_mount *m, int fsfd, int err,
+			    const char *key)
+{
+	char buf[512];
+	ssize_t n;
+
+	if (!m->sloppy || err != EINVAL)
+		return false;
+	/* the message says why; only "Unknown parameter" may be skipped */
+	n = read(fsfd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (!strstr(buf, "Unknown parameter")) {
+		fprintf(stderr, "%s: kernel: %s", m->prog, n > 2 ? buf + 2 : buf);
+		return false;
+	}
+	if (m->verbose)
+		fprintf(stderr, "%s: %s: unknown to the kernel, skipped (-s)\n",
+			m->prog, key);
+	return true;
 }
 
 static int lfs_config(struct lfs_mount *m, int fsfd, unsigned int cmd,
 		      const char *key, const char *val)
 {
-	if (m->verbose)
+	int err;
+
+	if (m->verbose && key)
 		fprintf(stderr, "%s: fsconfig %s%s%s\n", m->prog, key,
 			val ? "=" : "", val ? val : "");
 	if (fsconfig(fsfd, cmd, key, val, 0) == 0)
 		return 0;
-	fprintf(stderr, "%s: %s%s%s: %s\n", m->prog, key, val ? "=" : "",
-		val ? val : "", strerror(errno));
+	err = errno;
+	if (key && cmd != FSCONFIG_CMD_CREATE &&
+	    lfs_sloppy_skip(m, fsfd, err, key))
+		return 0;
+	if (key)
+		fprintf(stderr, "%s: %s%s%s: %s\n", m->prog, key,
+			val ? "=" : "", val ? val : "", strerror(err));
+	else
+		fprintf(stderr, "%s: %s: %s\n", m->prog,
+			cmd == FSCONFIG_CMD_CREATE ? "creating the superblock" :
+			"reconfiguring", strerror(err));
 	lfs_print_fc_log(m, fsfd);
-	return -1;
+	errno = err;
+	return -err;
 }
 
-static int lfs_do_mount(struct lfs_mount *m, const char *source,
-			const char *target)
+/*
+ * containers-storage runs its mount program in the overlay driver's home
+ * directory, and records there, in .has-mount-program, that a mount
+ * program is in use: then it extracted every layer in the AUFS whiteout
+ * format (.wh.NAME files, .wh..wh..opq markers) and reads containers'
+ * deletions back in that format.  Such a store needs whiteout=aufs on
+ * every mount, and the engine does not always say so: it drops the
+ * storage.conf mountopt whenever it asks for options of its own (the
+ * read-only mounts "podman diff" and "podman commit" compare).  So in
+ * such a directory whiteout=aufs is the default.
+ */
+static bool lfs_cwd_is_aufs_store(void)
+{
+	char buf[8];
+	ssize_t n;
+	int fd;
+
+	fd = open(".has-mount-program", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n >= 4 && !memcmp(buf, "true", 4) && (n == 4 || buf[4] == '\n');
+}
+
+/* Put whiteout=aufs first, as a mountopt would be, unless one was given. */
+static int lfs_default_whiteout(struct lfs_mount *m)
+{
+	struct lfs_param first;
+	size_t i;
+	int err;
+
+	for (i = 0; i < m->nr_param; i++)
+		if (!strcmp(m->param[i].key, "whiteout"))
+			return 0;
+	if (!lfs_cwd_is_aufs_store())
+		return 0;
+	err = lfs_add_param(m, "whiteout", "aufs");
+	if (err)
+		return err;
+	first = m->param[m->nr_param - 1];
+	memmove(&m->param[1], &m->param[0], (m->nr_param - 1) * sizeof(first));
+	m->param[0] = first;
+	if (m->verbose)
+		fprintf(stderr, "%s: %s: whiteout=aufs\n", m->prog,
+			"a containers-storage home with a mount program");
+	return 0;
+}
+
+/* Whether a parameter goes to the kernel: on a remount, layers cannot change. */
+static bool lfs_param_for(struct lfs_mount *m, const struct lfs_param *p)
+{
+	return !m->remount || (strcmp(p->key, "lowerdir+") &&
+			       strcmp(p->key, "upperdir") &&
+			       strcmp(p->key, "workdir"));
+}
+
+/* The parameters in order, then "ro" or "rw" if one was given. */
+static int lfs_config_params(struct lfs_mount *m, int fsfd)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < m->nr_param; i++) {
+		const struct lfs_param *p = &m->param[i];
+
+		if (!lfs_param_for(m, p))
+			continue;
+		err = lfs_config(m, fsfd, p->val ? FSCONFIG_SET_STRING :
+				 FSCONFIG_SET_FLAG, p->key, p->val);
+		if (err)
+			return err;
+	}
+	if (m->attr_clr & MOUNT_ATTR_RDONLY)
+		return lfs_config(m, fsfd, FSCONFIG_SET_FLAG,
+				  m->attr_set & MOUNT_ATTR_RDONLY ? "ro" : "rw",
+				  NULL);
+	return 0;
+}
+
+/*
+ * --dry-run: what would be asked of the kernel, one call a line, in
+ * order.  Lets the option parsing be tested where layerfs is not loaded.
+ */
+static void lfs_print_plan(struct lfs_mount *m, const char *source,
+			   const char *target)
+{
+	size_t i;
+
+	if (!m->remount)
+		printf("fsconfig source=%s\n", source);
+	for (i = 0; i < m->nr_param; i++) {
+		const struct lfs_param *p = &m->param[i];
+
+		if (lfs_param_for(m, p))
+			printf("fsconfig %s%s%s\n", p->key, p->val ? "=" : "",
+			       p->val ? p->val : "");
+	}
+	if (m->attr_clr & MOUNT_ATTR_RDONLY)
+		printf("fsconfig %s\n",
+		       m->attr_set & MOUNT_ATTR_RDONLY ? "ro" : "rw");
+	printf("%s %s attr_set=0x%x attr_clr=0x%x\n",
+	       m->remount ? "mount_setattr" : "move_mount", target,
+	       m->attr_set, m->remount ? m->attr_clr : 0);
+}
+
+/* errno of a failed fsopen/fspick: is it the caller's lack of privilege? */
+static int lfs_exit_for(int err)
+{
+	return err == EPERM ? LFS_EX_USAGE :
+	       err == ENOMEM ? LFS_EX_SYSERR : LFS_EX_FAIL;
+}
+
+/* A new mount: returns an exit status. */
+static int lfs_mount_new(struct lfs_mount *m, const char *source,
+			 const char *target)
 {
 	int fsfd, mfd = -1, ret = LFS_EX_FAIL;
-	size_t i;
 
 	fsfd = fsopen(LFS_FSTYPE, FSOPEN_CLOEXEC);
 	if (fsfd < 0) {
 		fprintf(stderr, "%s: fsopen(%s): %s%s\n", m->prog, LFS_FSTYPE,
 			strerror(errno),
 			errno == ENODEV ? " (is the layerfs module loaded?)" : "");
-		return LFS_EX_FAIL;
+		return lfs_exit_for(errno);
 	}
 	if (lfs_config(m, fsfd, FSCONFIG_SET_STRING, "source", source))
 		goto out;
-	for (i = 0; i < m->nr_lower; i++)
-		if (lfs_config(m, fsfd, FSCONFIG_SET_STRING, "lowerdir+",
-			       m->lower[i]))
-			goto out;
-	for (i = 0; i < m->nr_opt; i++) {
-		unsigned int cmd = m->val[i] ? FSCONFIG_SET_STRING :
-					       FSCONFIG_SET_FLAG;
-
-		if (lfs_config(m, fsfd, cmd, m->key[i], m->val[i]))
-			goto out;
-	}
-	if (m->attr & MOUNT_ATTR_RDONLY)
-		if (lfs_config(m, fsfd, FSCONFIG_SET_FLAG, "ro", NULL))
-			goto out;
+	if (lfs_config_params(m, fsfd))
+		goto out;
 	if (m->fake) {
 		ret = LFS_EX_OK;
 		goto out;
 	}
 	if (lfs_config(m, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL))
 		goto out;
-	mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, m->attr);
+	mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, m->attr_set);
 	if (mfd < 0) {
 		fprintf(stderr, "%s: fsmount: %s\n", m->prog, strerror(errno));
 		lfs_print_fc_log(m, fsfd);
 		goto out;
 	}
 	if (move_mount(mfd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH)) {
-		fprintf(stderr, "%s: %s: %s\n", m->prog, target, strerror(errno));
+		fprintf(stderr, "%s: %s: cannot mount here: %s\n", m->prog,
+			target, strerror(errno));
 		goto out;
 	}
 	if (m->verbose)
-		fprintf(stderr, "%s: mounted %zu layers on %s\n", m->prog,
-			m->nr_lower, target);
+		fprintf(stderr, "%s: mounted %zu layer%s on %s\n", m->prog,
+			m->nr_lower, m->nr_lower == 1 ? "" : "s", target);
 	ret = LFS_EX_OK;
 out:
 	if (mfd >= 0)
@@ -339,38 +655,122 @@ out:
 	return ret;
 }
 
+/*
+ * -o remount: the superblock's flags through fspick and reconfigure, then
+ * the mount's attributes.  Layers cannot change; they are not sent.
+ */
+static int lfs_remount(struct lfs_mount *m, const char *target)
+{
+	struct mount_attr attr = {
+		.attr_set = m->attr_set,
+		.attr_clr = m->attr_clr,
+	};
+	int fd, ret = LFS_EX_FAIL;
+
+	if (m->nr_lower && m->verbose)
+		fprintf(stderr, "%s: remount: layers cannot change, ignored\n",
+			m->prog);
+	fd = fspick(AT_FDCWD, target, FSPICK_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s: %s\n", m->prog, target, strerror(errno));
+		return lfs_exit_for(errno);
+	}
+	if (lfs_config_params(m, fd))
+		goto out;
+	if (m->fake) {
+		ret = LFS_EX_OK;
+		goto out;
+	}
+	if (lfs_config(m, fd, FSCONFIG_CMD_RECONFIGURE, NULL, NULL))
+		goto out;
+	/* relatime is 0 in the atime field: clear the field to set it */
+	if (attr.attr_clr &&
+	    mount_setattr(AT_FDCWD, target, 0, &attr, sizeof(attr))) {
+		fprintf(stderr, "%s: %s: setting mount attributes: %s\n",
+			m->prog, target, strerror(errno));
+		goto out;
+	}
+	ret = LFS_EX_OK;
+out:
+	close(fd);
+	return ret;
+}
+
+/* -N: enter the mount namespace of a pid, or of a namespace file. */
+static int lfs_enter_ns(struct lfs_mount *m)
+{
+	char path[64];
+	const char *p = m->ns;
+	int fd, err;
+
+	if (strspn(m->ns, "0123456789") == strlen(m->ns)) {
+		snprintf(path, sizeof(path), "/proc/%s/ns/mnt", m->ns);
+		p = path;
+	}
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNS)) {
+		err = -errno;
+		fprintf(stderr, "%s: namespace %s: %s\n", m->prog, p,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "lower", required_argument, NULL, 'l' },
 		{ "lower-file", required_argument, NULL, 'L' },
+		{ "options", required_argument, NULL, 'o' },
 		{ "read-only", no_argument, NULL, 'r' },
+		{ "namespace", required_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "fake", no_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'D' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct lfs_mount m = { .prog = "layerfs-mount" };
-	const char *source = "layerfs", *target;
+	struct lfs_mount m = { 0 };
+	const char *pos[2], *source = "layerfs", *target;
 	char *base = strrchr(argv[0], '/');
-	int c, err = 0;
+	int c, err = 0, nr_pos = 0;
 
 	m.prog = base ? base + 1 : argv[0];
-	while ((c = getopt_long(argc, argv, "o:l:L:rvfnsN:t:h", longopts,
+	/*
+	 * "-" first: operands come back as option 1 in order, wherever they
+	 * are, so "SOURCE TARGET -o OPTS" parses as mount(8) passes it even
+	 * under POSIXLY_CORRECT.
+	 */
+	while ((c = getopt_long(argc, argv, "-o:l:L:rN:vfnst:Vh", longopts,
 				NULL)) != -1) {
 		switch (c) {
+		case 1:
+			if (nr_pos == 2) {
+				fprintf(stderr, "%s: %s: one operand too many\n",
+					m.prog, optarg);
+				return LFS_EX_USAGE;
+			}
+			pos[nr_pos++] = optarg;
+			break;
 		case 'o':
 			err = lfs_parse_options(&m, optarg);
 			break;
 		case 'l':
-			err = lfs_add_lower(&m, optarg);
+			err = lfs_add_lower(&m, optarg, "--lower");
 			break;
 		case 'L':
 			err = lfs_read_lower_file(&m, optarg);
 			break;
 		case 'r':
-			m.attr |= MOUNT_ATTR_RDONLY;
+			lfs_mount_attr(&m, "ro");
+			break;
+		case 'N':
+			m.ns = optarg;
 			break;
 		case 'v':
 			m.verbose = true;
@@ -378,43 +778,68 @@ int main(int argc, char **argv)
 		case 'f':
 			m.fake = true;
 			break;
-		case 'n':
 		case 's':
-		case 't':
+			m.sloppy = true;
 			break;
-		case 'N':
-			fprintf(stderr, "%s: -N is not supported\n", m.prog);
-			return LFS_EX_USAGE;
+		case 'D':
+			m.dry_run = true;
+			break;
+		case 'n':	/* no mtab: there is none to write */
+		case 't':	/* mount(8)'s type.subtype: we are layerfs */
+			break;
 		case 'V':
-			printf("%s %s\n", m.prog, LFS_MOUNT_VERSION);
+			printf("%s %s\n", m.prog, LFS_VERSION);
 			return LFS_EX_OK;
 		case 'h':
-			usage(stdout, m.prog);
+			lfs_usage(stdout, m.prog);
 			return LFS_EX_OK;
 		default:
-			usage(stderr, m.prog);
+			lfs_usage(stderr, m.prog);
 			return LFS_EX_USAGE;
 		}
 		if (err == -ENOMEM) {
 			fprintf(stderr, "%s: out of memory\n", m.prog);
 			return LFS_EX_SYSERR;
 		}
-		if (err)
-			return LFS_EX_USAGE;
+		if (err == -EINVAL)
+			return LFS_EX_FAIL;
+		if (err) {
+			/* getcwd() failed, or -L could not read its file */
+			if (c != 'L')
+				fprintf(stderr, "%s: %s\n", m.prog, strerror(-err));
+			return c == 'L' ? LFS_EX_USAGE : LFS_EX_SYSERR;
+		}
 	}
 
-	if (argc - optind == 2) {
-		source = argv[optind];
-		target = argv[optind + 1];
-	} else if (argc - optind == 1) {
-		target = argv[optind];
-	} else {
-		usage(stderr, m.prog);
+	if (nr_pos == 0) {
+		lfs_usage(stderr, m.prog);
 		return LFS_EX_USAGE;
 	}
-	if (!m.nr_lower) {
+	target = pos[nr_pos - 1];
+	if (nr_pos == 2)
+		source = pos[0];
+	if (!m.remount && !m.nr_lower) {
 		fprintf(stderr, "%s: no lower layer given\n", m.prog);
-		return LFS_EX_USAGE;
+		return LFS_EX_FAIL;
 	}
-	return lfs_do_mount(&m, source, target);
+	if (!m.remount && lfs_default_whiteout(&m)) {
+		fprintf(stderr, "%s: out of memory\n", m.prog);
+		return LFS_EX_SYSERR;
+	}
+	if (m.dry_run) {
+		lfs_print_plan(&m, source, target);
+		return LFS_EX_OK;
+	}
+	if (m.ns) {
+		/* setns() moves the cwd to the namespace's root */
+		target = lfs_abspath(&m, target);
+		if (!target) {
+			fprintf(stderr, "%s: %s\n", m.prog, strerror(errno));
+			return LFS_EX_SYSERR;
+		}
+		if (lfs_enter_ns(&m))
+			return LFS_EX_FAIL;
+	}
+	return m.remount ? lfs_remount(&m, target) :
+			   lfs_mount_new(&m, source, target);
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
-# layerfs-mount's command line, on the host (no mounting here: the module
-# is never loaded into the host's kernel).
+# layerfs-mount's command line, on the host.  Nothing is mounted here (the
+# module is never loaded into the host's kernel): --dry-run prints the
+# fsconfig calls the options turn into, which is what these tests read.
+# The guest suites (12-mount-helper, 80-podman) mount for real.
 
 setup() {
 	REPO=$(cd "$BATS_TEST_DIRNAME/../../.." && pwd)
@@ -13,30 +15,205 @@ setup() {
 	[[ $output == "layerfs-mount "[0-9]* ]]
 	run "$M" --help
 	[ "$status" = 0 ]
-	[[ $output == *"lowerdir+"* || $output == *"--lower DIR"* ]]
+	[[ $output == *"--lower DIR"* ]]
 }
 
-@test "layerfs-mount refuses bad usage with exit status 1" {
+@test "bad usage exits 1, bad options exit 32, each with the reason" {
 	run "$M"
 	[ "$status" = 1 ]
-	run "$M" /mnt
-	[ "$status" = 1 ]
-	[ "$output" = "layerfs-mount: no lower layer given" ]
-	run "$M" -o lowerdir= /mnt
-	[ "$status" = 1 ]
-	[ "$output" = "layerfs-mount: empty layer path" ]
-	run "$M" -L /nonexistent/list /mnt
-	[ "$status" = 1 ]
-	[[ $output == *"/nonexistent/list: No such file or directory" ]]
+	[[ ${lines[0]} == "usage: layerfs-mount [OPTIONS] TARGET" ]]
 	run "$M" --bogus /mnt
 	[ "$status" = 1 ]
+	run "$M" -o lowerdir=/a a b c
+	[ "$status" = 1 ]
+	[ "$output" = "layerfs-mount: c: one operand too many" ]
+	run "$M" -L /nonexistent/list /mnt
+	[ "$status" = 1 ]
+	[ "$output" = "layerfs-mount: /nonexistent/list: No such file or directory" ]
+	run "$M" /mnt
+	[ "$status" = 32 ]
+	[ "$output" = "layerfs-mount: no lower layer given" ]
+	run "$M" -o lowerdir= /mnt
+	[ "$status" = 32 ]
+	[ "$output" = "layerfs-mount: lowerdir=: layer 1 is an empty path" ]
+	run "$M" -o lowerdir=/a::/b /mnt
+	[ "$status" = 32 ]
+	[ "$output" = "layerfs-mount: lowerdir=: layer 2 is an empty path" ]
+	run "$M" -o lowerdir=/a,lowerdir=/b /mnt
+	[ "$status" = 32 ]
+	[ "$output" = "layerfs-mount: lowerdir= given twice" ]
+	run "$M" -o lowerdir=/a,upperdir=,workdir=/w /mnt
+	[ "$status" = 32 ]
+	[ "$output" = "layerfs-mount: upperdir=: empty path" ]
 }
 
-@test "installed as mount.layerfs it takes mount(8)'s argument order" {
+@test "without the module, the mount fails with exit 32 and says so" {
+	! grep -qw layerfs /proc/filesystems || skip "layerfs is registered on this host"
+	run "$M" -o lowerdir=/ /nonexistent
+	[ "$status" = 32 ]
+	[ "$output" = "layerfs-mount: fsopen(layerfs): No such device (is the layerfs module loaded?)" ]
+}
+
+@test "a container engine's option string becomes one lowerdir+ per layer, volatile is dropped" {
+	local home=/var/lib/containers/storage/overlay id=0123abcd i lower=
+	for ((i = 1; i <= 500; i++)); do
+		lower+=${lower:+:}$home/l/LAYER$i
+	done
+	run "$M" --dry-run -o "lowerdir=$lower,upperdir=$home/$id/diff,workdir=$home/$id/work,volatile" "$home/$id/merged"
+	[ "$status" = 0 ]
+	[ "${#lines[@]}" = 504 ]
+	[ "${lines[0]}" = "fsconfig source=layerfs" ]
+	for ((i = 1; i <= 500; i++)); do
+		[ "${lines[i]}" = "fsconfig lowerdir+=$home/l/LAYER$i" ] || {
+			echo "line $i: ${lines[i]}"
+			return 1
+		}
+	done
+	[ "${lines[501]}" = "fsconfig upperdir=$home/$id/diff" ]
+	[ "${lines[502]}" = "fsconfig workdir=$home/$id/work" ]
+	[ "${lines[503]}" = "move_mount $home/$id/merged attr_set=0x0 attr_clr=0x0" ]
+}
+
+@test "options go to the kernel in the order given, unknown ones as they are" {
+	run "$M" --dry-run -o "whiteout=aufs,lowerdir=/a:/b,upperdir=/u,workdir=/w,nameindex=off,userxattr" /m
+	[ "$status" = 0 ]
+	diff -u - <(echo "$output") <<-'EOF'
+		fsconfig source=layerfs
+		fsconfig whiteout=aufs
+		fsconfig lowerdir+=/a
+		fsconfig lowerdir+=/b
+		fsconfig upperdir=/u
+		fsconfig workdir=/w
+		fsconfig nameindex=off
+		fsconfig userxattr
+		move_mount /m attr_set=0x0 attr_clr=0x0
+	EOF
+}
+
+@test "relative layer, upper and work paths resolve against the working directory" {
+	cd "$BATS_TEST_TMPDIR"
+	run "$M" --dry-run -l top -o "lowerdir=l/a:./l/b:/abs,upperdir=u,workdir=../w" mnt
+	[ "$status" = 0 ]
+	diff -u - <(echo "$output") <<-EOF
+		fsconfig source=layerfs
+		fsconfig lowerdir+=$BATS_TEST_TMPDIR/top
+		fsconfig lowerdir+=$BATS_TEST_TMPDIR/l/a
+		fsconfig lowerdir+=$BATS_TEST_TMPDIR/./l/b
+		fsconfig lowerdir+=/abs
+		fsconfig upperdir=$BATS_TEST_TMPDIR/u
+		fsconfig workdir=$BATS_TEST_TMPDIR/../w
+		move_mount mnt attr_set=0x0 attr_clr=0x0
+	EOF
+}
+
+@test "backslash escapes and double quotes are read as overlay and mount(8) write them" {
+	run "$M" --dry-run -o 'lowerdir=/a\:b:/c\,d:/e\\f:/g h,upperdir=/u\,1,workdir=/w\:2,context="x,y",k=\"' /m
+	[ "$status" = 0 ]
+	diff -u - <(echo "$output") <<-'EOF'
+		fsconfig source=layerfs
+		fsconfig lowerdir+=/a:b
+		fsconfig lowerdir+=/c,d
+		fsconfig lowerdir+=/e\f
+		fsconfig lowerdir+=/g h
+		fsconfig upperdir=/u,1
+		fsconfig workdir=/w:2
+		fsconfig context=x,y
+		fsconfig k="
+		move_mount /m attr_set=0x0 attr_clr=0x0
+	EOF
+}
+
+@test "mount attributes go to fsmount, mount(8)'s own options are dropped" {
+	run "$M" --dry-run -o 'lowerdir=/a,nosuid,nodev,noexec,noatime,relatime,nodiratime,x-systemd.foo,defaults,nofail,_netdev,comment=x,ro' /m
+	[ "$status" = 0 ]
+	# 0x1 rdonly, 0x2 nosuid, 0x4 nodev, 0x8 noexec, 0x80 nodiratime;
+	# relatime (0) replaced noatime (0x10) in the atime field
+	diff -u - <(echo "$output") <<-'EOF'
+		fsconfig source=layerfs
+		fsconfig lowerdir+=/a
+		fsconfig ro
+		move_mount /m attr_set=0x8f attr_clr=0x0
+	EOF
+	run "$M" --dry-run -r -o 'lowerdir=/a,ro,rw,noatime' /m
+	[ "${lines[2]}" = "fsconfig rw" ]
+	[ "${lines[3]}" = "move_mount /m attr_set=0x10 attr_clr=0x0" ]
+}
+
+@test "layers from -l and -L (a file, or - for stdin) come top first" {
+	printf '%s\n' /f1 '' /f2 >"$BATS_TEST_TMPDIR/list"
+	run "$M" --dry-run -l /l1 -L "$BATS_TEST_TMPDIR/list" -L - -o lowerdir+=/o /m <<<'/s1'
+	[ "$status" = 0 ]
+	diff -u - <(echo "$output") <<-'EOF'
+		fsconfig source=layerfs
+		fsconfig lowerdir+=/l1
+		fsconfig lowerdir+=/f1
+		fsconfig lowerdir+=/f2
+		fsconfig lowerdir+=/s1
+		fsconfig lowerdir+=/o
+		move_mount /m attr_set=0x0 attr_clr=0x0
+	EOF
+}
+
+@test "installed as mount.layerfs it takes mount(8)'s argument order and flags" {
 	ln -s "$M" "$BATS_TEST_TMPDIR/mount.layerfs"
-	run "$BATS_TEST_TMPDIR/mount.layerfs" none
-	[ "$status" = 1 ]
-	[[ $output == *"usage: mount.layerfs"* || $output == "mount.layerfs: no lower layer given" ]]
-	run "$BATS_TEST_TMPDIR/mount.layerfs" --version
-	[[ $output == "mount.layerfs "* ]]
+	local h=$BATS_TEST_TMPDIR/mount.layerfs
+	run "$h" --version
+	[[ $output == "mount.layerfs "[0-9]* ]]
+	# SOURCE TARGET, then mount(8)'s flags and options, in any order
+	run "$h" none /mnt -s -n -v -o lowerdir=/a:/b,rw -t layerfs --dry-run
+	[ "$status" = 0 ]
+	diff -u - <(echo "$output") <<-'EOF'
+		fsconfig source=none
+		fsconfig lowerdir+=/a
+		fsconfig lowerdir+=/b
+		fsconfig rw
+		move_mount /mnt attr_set=0x0 attr_clr=0x0
+	EOF
+	POSIXLY_CORRECT=1 run "$h" none /mnt -o lowerdir=/a --dry-run
+	[ "$status" = 0 ]
+	[ "${lines[1]}" = "fsconfig lowerdir+=/a" ]
+	run "$h" none
+	[ "$status" = 32 ]
+	[ "$output" = "mount.layerfs: no lower layer given" ]
+}
+
+@test "-o remount changes flags and attributes, not layers" {
+	run "$M" --dry-run none /m -o remount,ro,nosuid,strictatime
+	[ "$status" = 0 ]
+	diff -u - <(echo "$output") <<-'EOF'
+		fsconfig ro
+		mount_setattr /m attr_set=0x23 attr_clr=0x73
+	EOF
+}
+
+@test "in a containers-storage home with a mount program, whiteout=aufs is the default" {
+	cd "$BATS_TEST_TMPDIR"
+	local o='lowerdir=/s/l/A:/s/l/B,upperdir=/s/C/diff,workdir=/s/C/work'
+	# no marker, or "false": nothing added
+	run "$M" --dry-run -o "$o" /s/C/merged
+	[[ $output != *whiteout* ]]
+	printf false >.has-mount-program
+	run "$M" --dry-run -o "$o" /s/C/merged
+	[[ $output != *whiteout* ]]
+	# containers-storage writes "true": the read-only mounts of podman
+	# diff and commit ("ro" and layers only) get it too, first
+	printf true >.has-mount-program
+	run "$M" --dry-run -o "ro,lowerdir=/s/C/diff:/s/l/A" /s/C/merged
+	diff -u - <(echo "$output") <<-'EOF'
+		fsconfig source=layerfs
+		fsconfig whiteout=aufs
+		fsconfig lowerdir+=/s/C/diff
+		fsconfig lowerdir+=/s/l/A
+		fsconfig ro
+		move_mount /s/C/merged attr_set=0x1 attr_clr=0x0
+	EOF
+	# a format given wins, and is not doubled
+	run "$M" --dry-run -o "lowerdir=/a,whiteout=native" /m
+	[ "$(grep -c whiteout <<<"$output")" = 1 ]
+	[ "${lines[2]}" = "fsconfig whiteout=native" ]
+	run "$M" --dry-run -o "whiteout=aufs,$o" /s/C/merged
+	[ "$(grep -c whiteout <<<"$output")" = 1 ]
+	# not on a remount
+	run "$M" --dry-run none /m -o remount,ro
+	[[ $output != *whiteout* ]]
 }

@@ -1,0 +1,142 @@
+#!/usr/bin/env bats
+# layerfs-mount as the programs that call it use it: mount(8), through
+# the installed /sbin/mount.layerfs, and a container engine's
+# mount_program (run as "PROG -o OPTIONS TARGET" in the driver's home).
+# Its option parsing is tested on the host (tests/bats/host/10-*).
+
+load lib
+
+teardown() {
+	lfs_cleanup
+}
+
+# N layer directories $WORK/l/0001..N (fixed width), layer i holding f<i>
+# and "top" = i; their paths, colon-separated, in $LIST.  One mktree:
+# a process start costs ~150 ms in the guest.
+lfs_helper_layers() {
+	local i n spec=
+	LIST=
+	for ((i = 1; i <= $1; i++)); do
+		printf -v n %04d "$i"
+		spec+="f l/$n/f$i $i"$'\n'"f l/$n/top $i"$'\n'
+		LIST+=${LIST:+:}$WORK/l/$n
+	done
+	mktree "$WORK" <<<"$spec"
+}
+
+@test "as a mount program: relative paths against the cwd, volatile accepted, exits leaving nothing on its stdout" {
+	lfs_workdir tmpfs
+	lfs_helper_layers 3
+	mkdir "$WORK/u" "$WORK/w"
+	# a process left behind holding stdout would keep cat waiting
+	run timeout 20 bash -c "cd '$WORK' && '$LFS_MOUNT' -o lowerdir=l/0001:l/0002:l/0003,upperdir=u,workdir=w,volatile mnt | cat"
+	echo "$output"
+	[ "$status" = 0 ]
+	[ -z "$output" ]
+	local opts
+	opts=$(awk -v m="$WORK/mnt" '$2 == m { print $3, $4 }' /proc/mounts)
+	[[ $opts == "layerfs rw,"* ]]
+	[[ $opts == *",lowerdir=$LIST,upperdir=$WORK/u,workdir=$WORK/w"* ]]
+	[ "$(cat "$WORK/mnt/top")" = 1 ]
+	echo written >"$WORK/mnt/f3"
+	[ "$(cat "$WORK/u/f3")" = written ]
+	[ "$(cat "$WORK/l/0003/f3")" = 3 ]
+}
+
+@test "a refused mount exits 32 with the kernel's reason from the fs_context log" {
+	lfs_workdir tmpfs
+	lfs_helper_layers 1
+	mkdir "$WORK/w"
+	run "$LFS_MOUNT" -o "lowerdir=$LIST,upperdir=$WORK/missing,workdir=$WORK/w" "$WORK/mnt"
+	echo "$output"
+	[ "$status" = 32 ]
+	[ "${lines[0]}" = "layerfs-mount: upperdir=$WORK/missing: No such file or directory" ]
+	[[ ${lines[1]} == "layerfs-mount: kernel: layerfs: "*"$WORK/missing"* ]]
+	run "$LFS_MOUNT" -o "lowerdir=$LIST,bogus=1" "$WORK/mnt"
+	echo "$output"
+	[ "$status" = 32 ]
+	[ "${lines[0]}" = "layerfs-mount: bogus=1: Invalid argument" ]
+	[ "${lines[1]}" = "layerfs-mount: kernel: layerfs: Unknown parameter 'bogus'" ]
+	# -s skips what the kernel does not know, and mounts
+	"$LFS_MOUNT" -s -o "lowerdir=$LIST,bogus=1" "$WORK/mnt"
+	[ "$(cat "$WORK/mnt/top")" = 1 ]
+	! grep -q " $WORK/mnt .*bogus" /proc/mounts
+}
+
+@test "-o remount switches a mount read-only and back; -N mounts in another namespace" {
+	lfs_workdir tmpfs
+	lfs_helper_layers 2
+	mkdir "$WORK/u" "$WORK/w" "$WORK/mnt2"
+	"$LFS_MOUNT" -o "lowerdir=$LIST,upperdir=$WORK/u,workdir=$WORK/w" "$WORK/mnt"
+	"$LFS_MOUNT" none "$WORK/mnt" -o remount,ro,nosuid
+	"$PROBE" ops "$WORK/mnt" <<<'create new x => EROFS'
+	grep -q " $WORK/mnt layerfs ro,nosuid," /proc/mounts
+	"$LFS_MOUNT" none "$WORK/mnt" -o remount,rw,suid
+	grep -q " $WORK/mnt layerfs rw,relatime," /proc/mounts
+	echo x >"$WORK/mnt/new"
+	[ -f "$WORK/u/new" ]
+	# a process in a private mount namespace gets the mount, we do not
+	unshare -m --propagation private sleep 60 &
+	local pid=$! i
+	for ((i = 0; i < 50; i++)); do
+		[ "$(readlink /proc/$pid/ns/mnt)" = "$(readlink /proc/self/ns/mnt)" ] || break
+		sleep 0.1
+	done
+	"$LFS_MOUNT" -N "$pid" -o "lowerdir=$WORK/l/0002" "$WORK/mnt2"
+	grep -q " $WORK/mnt2 layerfs " "/proc/$pid/mounts"
+	! grep -q " $WORK/mnt2 " /proc/self/mounts
+	kill "$pid"
+}
+
+# mount(8) runs a helper only from /sbin (util-linux: /sbin, /sbin/fs.d,
+# /sbin/fs), and the guest's /sbin is the host's, read-only over 9p.  So
+# the test installs with 'make install DESTDIR', and in a private mount
+# namespace stacks DESTDIR/sbin over /sbin with the kernel's overlay: the
+# unmodified mount(8) then finds /sbin/mount.layerfs where it looks.
+@test "mount -t layerfs with 1000 layers works through the installed /sbin/mount.layerfs; without it mount(2) fails" {
+	lfs_workdir tmpfs
+	lfs_helper_layers 1000
+	local d=$WORK/destdir
+	make -s -C "$LFS_REPO" --no-print-directory install-tools DESTDIR="$d" \
+		PREFIX=/usr SBINDIR=/sbin >"$WORK/make.log" 2>&1 || {
+		cat "$WORK/make.log"
+		return 1
+	}
+	# four pages of options; mount(2) keeps the first 4095 bytes, which
+	# end inside a layer path (fixed-width names: a cut one names nothing)
+	[ "${#LIST}" -gt 16384 ]
+	cat >"$WORK/in-ns.sh" <<-EOF
+		set -e
+		[ ! -e /sbin/mount.layerfs ]
+		mount -t overlay overlay -o "lowerdir=$d/sbin:/sbin" /sbin
+		cmp /sbin/mount.layerfs "$LFS_MOUNT"
+		# -i: mount(2) itself, which takes one page of options
+		if mount -i -t layerfs none "$WORK/mnt" -o "lowerdir=$LIST" 2>"$WORK/mount-i.err"; then
+			echo "mount -i: mounted"
+			exit 1
+		fi
+		mount -t layerfs none "$WORK/mnt" -o "lowerdir=$LIST"
+		findmnt -nr -o FSTYPE,SOURCE "$WORK/mnt"
+		ls "$WORK/mnt" | wc -l
+		# (mktree writes contents without a newline)
+		for f in top f1 f1000; do
+			echo "\$(cat "$WORK/mnt/\$f")"
+		done
+		umount "$WORK/mnt"
+		findmnt "$WORK/mnt" >/dev/null || echo unmounted
+	EOF
+	run unshare -m --propagation private bash "$WORK/in-ns.sh"
+	echo "$output"
+	cat "$WORK/mount-i.err"
+	[ "$status" = 0 ]
+	diff -u - <(echo "$output") <<-'EOF'
+		layerfs none
+		1001
+		1
+		1
+		1000
+		unmounted
+	EOF
+	# outside the namespace nothing changed
+	[ ! -e /sbin/mount.layerfs ]
+}

@@ -5,8 +5,9 @@
 #                               the guest run, build/bench/REPORT.md
 #   make bench-report           the report again from build/bench/bench.csv
 #
-# Variables: BENCH_REPS (5), BENCH_LIMIT (90: seconds one pass of one
-# system may take), BENCH_ARGS (e.g. --quick), BENCH_OUT
+# Variables: BENCH_REPS (5), BENCH_LIMIT (60: seconds one pass of one
+# system may take), BENCH_TIMEOUT (7200: seconds for the whole guest run),
+# BENCH_ARGS (e.g. --quick), BENCH_OUT
 # (build/bench), BENCH_VM (the guest's results directory, emptied by each
 # run; default $(BENCH_OUT)/vm), BENCH_MEM (4G), BENCH_CPUS (1),
 # BENCH_DISK (16G, the ext4 scratch disk the layers live on).
@@ -20,7 +21,8 @@ build/bin/lfs-bench: tools/bench/lfs-bench.c
 	$(CC) $(LFS_TOOL_CFLAGS) -o $@ $<
 
 BENCH_REPS ?= 5
-BENCH_LIMIT ?= 90
+BENCH_LIMIT ?= 60
+BENCH_TIMEOUT ?= 7200
 BENCH_ARGS ?=
 BENCH_OUT ?= build/bench
 BENCH_VM ?= $(BENCH_OUT)/vm
@@ -31,8 +33,8 @@ BENCH_DISK ?= 16G
 BENCH_MOD := build/perf
 BENCH_KBUILD := $(LFS_CACHE)/build-perf
 # what the untar workload unpacks: part of the kernel tree we build from
-BENCH_TAR := $(BENCH_OUT)/linux-6.1-part.tar
-BENCH_TAR_DIRS := fs kernel mm include/linux
+BENCH_TAR := $(BENCH_OUT)/linux-6.1-fs.tar
+BENCH_TAR_DIRS := fs
 
 .PHONY: bench bench-kernel bench-module bench-report
 
@@ -60,7 +62,7 @@ bench: deps bench-module tools image-debian $(BENCH_TAR)
 	@start=$$(date +%s); \
 	FLAVOUR=perf LFS_KO=$(BENCH_MOD)/src/layerfs.ko \
 		LFS_RESULTS=$(abspath $(BENCH_VM)) VM_MEM=$(BENCH_MEM) \
-		VM_CPUS=$(BENCH_CPUS) VM_DISK=$(BENCH_DISK) \
+		VM_CPUS=$(BENCH_CPUS) VM_DISK=$(BENCH_DISK) VM_TIMEOUT=$(BENCH_TIMEOUT) \
 		vm/run.sh script tools/bench/guest.sh \
 		--image $(IMAGES_OUT)/debian --tar $(abspath $(BENCH_TAR)) \
 		--reps $(BENCH_REPS) --limit $(BENCH_LIMIT) $(BENCH_ARGS) \

@@ -9,8 +9,8 @@
 #   --image  the debian OCI layout (a host path, seen in the guest over 9p)
 #   --tar    the source tarball unpacked by the untar workload (host path)
 #   --reps   repetitions of each measurement (default 5)
-#   --limit  seconds one pass of one system may take (default 90; chown -R
-#            gets twice that): a system over it fails the workload with
+#   --limit  seconds one pass of one system may take (default 60; chown -R
+#            gets four times that): a system over it fails the workload with
 #            "over the time limit" and is not run again in it
 #   --quick  small sizes and few depths: a check of the machinery only
 #
@@ -33,7 +33,7 @@ base=${LFS_EXT4:?}/bench
 csv=$res/bench.csv
 notes=$res/bench-notes.txt
 phases=$res/bench-phases.txt
-image='' tarball='' reps=5 quick=0 limit=90
+image='' tarball='' reps=5 quick=0 limit=60
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -299,7 +299,7 @@ for f in cu4k.bin cu1m.bin "cu${big_mib}m.bin"; do
 	bench_run fresh copyup "${p%.bin}" "$sysd/data-rw" copyup "$f"
 done
 # last: on the raw system it changes the tree for good
-run_limit=$((2 * limit)) bench_run fresh chown-r debian "$sysd/debian-rw" chown-r . 1000 1000
+run_limit=$((4 * limit)) bench_run fresh chown-r debian "$sysd/debian-rw" chown-r . 1000 1000
 
 bench_phase "done"
 for s in $stacked; do

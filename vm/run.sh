@@ -24,6 +24,8 @@
 #                 guest armed the reset, the console shows it, and the kernel
 #                 log up to it is clean; completion, module unload and
 #                 kmemleak are not asked for
+#   LFS_KO        the module the guest loads, relative to the repository
+#                 (default src/layerfs.ko; 'make bench' gives its perf build)
 #   LFS_FSTYPE, LFS_GUEST_ENV ("VAR=VALUE ...")  passed to the guest's
 #                 environment (kernel command line: no spaces in values)
 #
@@ -108,6 +110,7 @@ cmdline+=" LFS_TESTS=$(IFS=:; echo "${tests[*]}")"
 [ -n "${LFS_SELFTEST:-}" ] && cmdline+=" LFS_SELFTEST=$LFS_SELFTEST"
 [ -n "$script" ] && cmdline+=" LFS_SCRIPT=$script"
 [ -n "${LFS_MODULE:-}" ] && cmdline+=" LFS_MODULE=$LFS_MODULE"
+[ -n "${LFS_KO:-}" ] && cmdline+=" LFS_KO=$LFS_KO"
 [ "$flavour" = debug ] && cmdline+=" panic_on_warn=1"
 [ "$expect_reset" = 1 ] && cmdline+=" LFS_EXPECT_RESET=1"
 [ -n "${LFS_FSTYPE:-}" ] && cmdline+=" LFS_FSTYPE=$LFS_FSTYPE"

@@ -1,0 +1,310 @@
+#!/bin/bash
+# The guest side of 'make bench' (docs/bench.md): prepare the layer
+# directories once on the ext4 scratch disk, then run every workload on
+# every system over those same directories with tools/bench/lfs-bench.
+#
+#   FLAVOUR=perf vm/run.sh script tools/bench/guest.sh --image DIR --tar FILE
+#                [--reps N] [--quick]
+#
+#   --image  the debian OCI layout (a host path, seen in the guest over 9p)
+#   --tar    the source tarball unpacked by the untar workload (host path)
+#   --reps   repetitions of each measurement (default 5)
+#   --limit  seconds one pass of one system may take (default 60; chown -R
+#            gets four times that): a system over it fails the workload with
+#            "over the time limit" and is not run again in it
+#   --quick  small sizes and few depths: a check of the machinery only
+#
+# Writes to the results share: bench.csv (one row per system and
+# repetition, see tools/bench/lfs-bench.c), bench-env.txt (kernel, tools,
+# sizes), bench-notes.txt (systems skipped, failures), bench-phases.txt.
+#
+# Systems: layerfs, overlay (the kernel's), fuse-overlayfs (Debian's) and
+# raw (the flattened tree, copied once onto the same filesystem).  Another
+# system is one more case in bench_sysline and one more name in SYSTEMS;
+# layerfs-noindex (layerfs -o nameindex=off) joins when the module takes
+# that option.
+set -uo pipefail
+
+repo=${LFS_REPO:?}
+res=${LFS_RESULTS:?}
+bench=$repo/build/bin/lfs-bench
+oci2ovl=$repo/build/bin/oci2ovl
+base=${LFS_EXT4:?}/bench
+csv=$res/bench.csv
+notes=$res/bench-notes.txt
+phases=$res/bench-phases.txt
+image='' tarball='' reps=5 quick=0 limit=60
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--image) image=$2; shift 2 ;;
+	--tar) tarball=$2; shift 2 ;;
+	--reps) reps=$2; shift 2 ;;
+	--limit) limit=$2; shift 2 ;;
+	--quick) quick=1; shift ;;
+	*) echo "guest.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+[ -f "$image/index.json" ] || { echo "guest.sh: no OCI layout at '$image'" >&2; exit 2; }
+[ -f "$tarball" ] || { echo "guest.sh: no tarball at '$tarball'" >&2; exit 2; }
+
+# sizes: the issue's, or small ones for --quick
+depths_all="1 2 8 32 128 500"
+depths_layerfs="1000 2000 4096"
+spread_names=100000
+big_mib=256
+churn_files=20000
+randreads=4096
+if [ $quick = 1 ]; then
+	depths_all="1 8 500"
+	depths_layerfs="4096"
+	spread_names=10000
+	big_mib=16
+	churn_files=2000
+	randreads=256
+fi
+
+SYSTEMS="layerfs overlay fuse-overlayfs raw"
+
+: >"$notes"
+: >"$phases"
+: >"$res/bench-times.txt"
+echo "workload,system,param,mode,rep,seconds,ops,checksum,status" >"$csv"
+
+bench_note() {
+	echo "$*" | tee -a "$notes"
+}
+
+phase_t0=$(date +%s)
+bench_phase() {
+	local now
+	now=$(date +%s)
+	echo "$(date -u +%H:%M:%S) +$((now - phase_t0))s $*" | tee -a "$phases"
+}
+
+bench_die() {
+	bench_note "setup failed: $*"
+	exit 1
+}
+
+# bench_sysline SYSTEM LAYERS RAWROOT UPPER?: one line of a systems file
+# (lfs-bench -S); UPPER 1 gives the system an upper layer
+bench_sysline() {
+	local sys=$1 layers=$2 raw=$3 up=-
+	[ "${4:-0}" = 1 ] && up=$base/up/$sys
+	case $sys in
+	layerfs) echo "$sys layerfs $base/mnt/$sys $layers $up -" ;;
+	layerfs-noindex) echo "$sys layerfs $base/mnt/$sys $layers $up nameindex=off" ;;
+	overlay) echo "$sys overlay $base/mnt/$sys $layers $up -" ;;
+	fuse-overlayfs) echo "$sys fuse-overlayfs $base/mnt/$sys $layers $up -" ;;
+	raw) echo "raw none $raw - - -" ;;
+	esac
+}
+
+# bench_sysfile FILE LAYERS RAWROOT UPPER SYSTEM...: a systems file
+bench_sysfile() {
+	local file=$1 layers=$2 raw=$3 up=$4 s
+	shift 4
+	: >"$file"
+	for s in "$@"; do
+		bench_sysline "$s" "$layers" "$raw" "$up" >>"$file"
+	done
+}
+
+# bench_run MODE WORKLOAD PARAM SYSFILE OP [ARG...]; $run_limit overrides
+# the time limit of one pass
+bench_run() {
+	local mode=$1 w=$2 p=$3 sysfile=$4 t0
+	shift 4
+	t0=$(date +%s)
+	echo "== $w $p ($mode): $(cut -d' ' -f1 "$sysfile" | tr '\n' ' ')"
+	"$bench" -S "$sysfile" -m "$mode" -n "$reps" -w "$w" -p "$p" -o "$csv" \
+		-T "${run_limit:-$limit}" "$@" ||
+		bench_note "$w $p ($mode): a system failed (see bench.csv)"
+	echo "$w $p $mode: $(($(date +%s) - t0)) s" >>"$res/bench-times.txt"
+}
+
+# ---- the machine ----
+{
+	echo "kernel: $(uname -r) $(uname -v)"
+	echo "cpus: $(nproc); memory: $(awk '/MemTotal/ { print $2 " kB" }' /proc/meminfo)"
+	echo "layers on: ext4 ($(findmnt -n -o SOURCE "$LFS_EXT4"))"
+	echo "fuse-overlayfs: $(fuse-overlayfs --version 2>&1 | tr '\n' ' ')"
+	echo "layerfs module: ${LFS_KO:-src/layerfs.ko}, sha256 $(sha256sum "$repo/${LFS_KO:-src/layerfs.ko}" | cut -c1-16)"
+	echo "reps: $reps; time limit of a pass: $limit s; quick: $quick"
+} >"$res/bench-env.txt"
+cat "$res/bench-env.txt"
+grep -q '^layerfs ' /proc/modules || bench_die "the layerfs module is not loaded"
+[ -c /dev/fuse ] || bench_die "no /dev/fuse (CONFIG_FUSE_FS)"
+
+# ---- the layer directories, once ----
+bench_phase "setup: import the debian image (whiteouts as 0/0 character devices)"
+rm -rf "$base"
+mkdir -p "$base"/mnt "$base"/up "$base"/raw "$base"/depth "$base"/spread ||
+	bench_die "mkdir $base"
+for s in layerfs layerfs-noindex overlay fuse-overlayfs prep; do
+	mkdir -p "$base/mnt/$s"
+done
+# (its progress meter goes to a file)
+"$oci2ovl" --store "$base/store" import "$image:latest" --name debian \
+	--whiteout chardev >/dev/null 2>"$res/oci2ovl.log" || {
+	tr '\r' '\n' <"$res/oci2ovl.log" | tail -n 5
+	bench_die "oci2ovl import"
+}
+"$oci2ovl" --store "$base/store" layers debian >"$base/debian.layers" ||
+	bench_die "oci2ovl layers"
+echo "debian: $(wc -l <"$base/debian.layers") layers"
+
+# the flattened trees come from the kernel's overlay, so that layerfs is
+# checked against an implementation other than its own
+bench_flatten() {
+	local layers=$1 out=$2
+	mount -t overlay overlay "$base/mnt/prep" -o "lowerdir=$(paste -sd: "$layers")" ||
+		return 1
+	mkdir -p "$out" && cp -a "$base/mnt/prep/." "$out/"
+	local rc=$?
+	umount "$base/mnt/prep"
+	return $rc
+}
+bench_phase "setup: the raw debian tree (cp -a through overlay)"
+bench_flatten "$base/debian.layers" "$base/raw/debian" || bench_die "flatten debian"
+(cd "$base/raw/debian" && find . -mindepth 1 -printf '%P\n') >"$base/debian.list"
+echo "debian: $(wc -l <"$base/debian.list") paths, $(du -sm "$base/raw/debian" | cut -f1) MiB"
+
+bench_phase "setup: the data stack (4 layers; files in the bottom one)"
+mkdir -p "$base/data"
+for i in 1 2 3 4; do
+	mkdir -p "$base/data/$i/etc" && echo "layer $i" >"$base/data/$i/etc/layer$i"
+	echo "$base/data/$i"
+done >"$base/data.layers"
+d4=$base/data/4
+if ! { "$bench" mkfile "$d4/big.bin" $((big_mib << 20)) 1 &&
+	"$bench" mkfile "$d4/cu4k.bin" 4096 2 &&
+	"$bench" mkfile "$d4/cu1m.bin" $((1 << 20)) 3 &&
+	"$bench" mkfile "$d4/cu${big_mib}m.bin" $((big_mib << 20)) 4; }; then
+	bench_die "data files"
+fi
+bench_flatten "$base/data.layers" "$base/raw/data" || bench_die "flatten data"
+
+bench_phase "setup: stacks of $depths_all $depths_layerfs layers"
+# names in the bottom layer, stat'ed once per cold pass: about 10,000
+# layer lookups (at least 20 names, at most 1000); a warm pass goes over
+# them until it made about 2000 stats
+bench_names() {
+	local n=$((10000 / $1))
+	[ $n -gt 1000 ] && n=1000
+	[ $n -lt 20 ] && n=20
+	echo $n
+}
+for d in $depths_all $depths_layerfs; do
+	"$bench" mkstack "$base/depth/$d" "$d" "$(bench_names "$d")" ||
+		bench_die "mkstack $d"
+done
+
+bench_phase "setup: $spread_names names in one directory over 500 and 8 layers"
+for d in 500 8 0; do
+	"$bench" mkspread "$base/spread/$d" $d $spread_names || bench_die "mkspread $d"
+done
+
+cp "$tarball" "$base/src.tar" || bench_die "copy the tarball"
+echo "tarball: $(tar -tf "$base/src.tar" | wc -l) entries, $(($(stat -c %s "$base/src.tar") >> 20)) MiB"
+sync
+
+# ---- which systems ----
+if mount -t layerfs none "$base/mnt/layerfs" \
+	-o "lowerdir=$base/depth/1/1,nameindex=off" 2>/dev/null; then
+	umount "$base/mnt/layerfs"
+	SYSTEMS="layerfs layerfs-noindex overlay fuse-overlayfs raw"
+	bench_note "layerfs-noindex: the module takes nameindex=off; measured"
+else
+	bench_note "layerfs-noindex: skipped, the module refuses nameindex=off"
+fi
+stacked=${SYSTEMS/ raw/}
+layerfs_only=$(echo "$SYSTEMS" | tr ' ' '\n' | grep '^layerfs' | tr '\n' ' ')
+echo "systems: $SYSTEMS"
+sysd=$base/sys
+mkdir -p "$sysd"
+
+# ---- 1. metadata walk ----
+bench_phase "1. metadata walk"
+# shellcheck disable=SC2086 # word lists
+bench_sysfile "$sysd/debian-ro" "$base/debian.layers" "$base/raw/debian" 0 $SYSTEMS
+for m in cold warm; do
+	bench_run $m walk debian "$sysd/debian-ro" walk "$base/debian.list"
+done
+
+# ---- 2. readdir ----
+bench_phase "2. readdir"
+for m in cold warm; do
+	bench_run $m readdir-tree debian "$sysd/debian-ro" readdir .
+done
+for d in 500 8; do
+	# shellcheck disable=SC2086
+	bench_sysfile "$sysd/spread-$d" "$base/spread/$d/layers" "$base/spread/0" 0 $SYSTEMS
+	for m in cold warm; do
+		bench_run $m readdir-100k "$d" "$sysd/spread-$d" readdir d
+	done
+done
+
+# ---- 3. stack depth ----
+bench_phase "3. stack depth"
+for d in $depths_all $depths_layerfs; do
+	systems="$SYSTEMS"
+	case " $depths_layerfs " in *" $d "*) systems="$layerfs_only raw" ;; esac
+	st=$base/depth/$d
+	n=$(bench_names "$d")
+	# raw: the bottom layer alone holds the same names
+	# shellcheck disable=SC2086
+	bench_sysfile "$sysd/depth-$d" "$st/layers" "$st/$d" 0 $systems
+	grep -v '^raw ' "$sysd/depth-$d" >"$sysd/depth-$d-mount"
+	for m in cold warm; do
+		rounds=1
+		[ $m = warm ] && rounds=$(((2000 + n - 1) / n))
+		bench_run $m lookup-bottom "$d" "$sysd/depth-$d" stat-names d b "$n" exist $rounds
+		bench_run $m lookup-absent "$d" "$sysd/depth-$d" stat-names d n "$n" absent $rounds
+		bench_run $m mount "$d" "$sysd/depth-$d-mount" mount
+	done
+done
+
+# ---- 4. data ----
+bench_phase "4. data"
+# shellcheck disable=SC2086
+bench_sysfile "$sysd/data-ro" "$base/data.layers" "$base/raw/data" 0 $SYSTEMS
+for m in cold warm; do
+	bench_run $m read-seq "${big_mib}M" "$sysd/data-ro" read big.bin
+	bench_run $m read-mmap "${big_mib}M" "$sysd/data-ro" mmap big.bin
+	bench_run $m read-rand "${randreads}x4K" "$sysd/data-ro" randread big.bin $randreads
+done
+
+# ---- 7. container start (before the writes below change the raw tree) ----
+bench_phase "7. container start"
+# shellcheck disable=SC2086
+bench_sysfile "$sysd/debian-rw" "$base/debian.layers" "$base/raw/debian" 1 $SYSTEMS
+for m in cold warm; do
+	bench_run $m start python3 "$sysd/debian-rw" start /usr/bin/python3 -c \
+		'import sys, platform; print(platform.freedesktop_os_release()["PRETTY_NAME"], sys.version)'
+done
+
+# ---- 6. namespace churn ----
+bench_phase "6. namespace churn"
+bench_run fresh churn "$churn_files" "$sysd/debian-rw" churn var/tmp "$churn_files"
+bench_run fresh untar "$(basename "$tarball")" "$sysd/debian-rw" untar "$base/src.tar" var/tmp/untar
+
+# ---- 5. copy-up ----
+bench_phase "5. copy-up"
+# shellcheck disable=SC2086
+bench_sysfile "$sysd/data-rw" "$base/data.layers" "$base/raw/data" 1 $SYSTEMS
+for f in cu4k.bin cu1m.bin "cu${big_mib}m.bin"; do
+	p=${f#cu}
+	bench_run fresh copyup "${p%.bin}" "$sysd/data-rw" copyup "$f"
+done
+# last: on the raw system it changes the tree for good
+run_limit=$((4 * limit)) bench_run fresh chown-r debian "$sysd/debian-rw" chown-r . 1000 1000
+
+bench_phase "done"
+for s in $stacked; do
+	mountpoint -q "$base/mnt/$s" && umount "$base/mnt/$s"
+done
+# nothing may be left mounted, or the module cannot unload
+! grep -q " $base/" /proc/mounts || bench_note "mounts left behind: $(grep " $base/" /proc/mounts)"
+exit 0

@@ -1,0 +1,363 @@
+#!/bin/sh
+# Turn the CSV of a 'make bench' run into OUT/REPORT.md and OUT/plots/.
+#
+#   tools/bench/report.sh OUT      reads OUT/bench.csv (and, if there,
+#                                  OUT/bench-env.txt, bench-notes.txt,
+#                                  bench-phases.txt)
+#
+# Per workload one table: the median time of each system, then for each
+# layerfs system L and each other system O the ratio L/O as "min / med":
+# the minimum time of L over the minimum of O, and the median over the
+# median.  Below 1, layerfs was faster.  Failed systems show FAIL, with
+# their message under the table; every (workload, parameter) whose
+# systems returned different checksums is listed as a mismatch.
+# Plots (gnuplot): time per lookup against the number of layers, one line
+# per system, for cold and warm caches; mount time likewise.
+set -eu
+
+out=${1:?usage: report.sh OUT}
+csv=$out/bench.csv
+plots=$out/plots
+report=$out/REPORT.md
+[ -s "$csv" ] || { echo "report: no $csv" >&2; exit 1; }
+rm -rf "$plots"
+mkdir -p "$plots"
+
+{
+	echo "# layerfs benchmark report"
+	echo
+	echo "Made by \`make bench\` (docs/bench.md) on $(date -u '+%Y-%m-%d %H:%M UTC')."
+	if [ -s "$out/bench-env.txt" ]; then
+		echo
+		sed 's/^/    /' "$out/bench-env.txt"
+	fi
+	if [ -s "$out/bench-phases.txt" ]; then
+		echo
+		echo "Guest time: $(tail -n 1 "$out/bench-phases.txt" | sed 's/^[^+]*+\([0-9]*\)s.*/\1/') s for setup and all workloads."
+	fi
+	cat <<'EOF'
+
+The guest runs under QEMU's TCG emulation: absolute times mean little, and
+only the ratios within one row, measured in the same run on the same layer
+directories, say where layerfs stands. A ratio cell is "min / med": the
+fastest repetition of layerfs over the fastest of the other system, and
+the median over the median. Below 1, layerfs was faster. "> T" is a
+system that ran over the time limit of one pass (T ms) and was stopped;
+the ratio against it is then a bound. *cold*: a fresh
+mount after `echo 3 >/proc/sys/vm/drop_caches`; *warm*: the same mount
+after one untimed pass; *fresh*: a fresh mount with an empty upper layer,
+caches dropped. raw is the flattened tree on the same ext4 filesystem.
+EOF
+	if [ -s "$out/bench-notes.txt" ]; then
+		echo
+		echo "Notes from the run:"
+		echo
+		sed 's/^/- /' "$out/bench-notes.txt"
+	fi
+} >"$report"
+
+awk -F, -v plots="$plots" '
+function fmt(x) {
+	if (x >= 100) return sprintf("%.0f", x)
+	if (x >= 10) return sprintf("%.1f", x)
+	if (x >= 1) return sprintf("%.2f", x)
+	return sprintf("%.3f", x)
+}
+# the value shown: microseconds per operation for lookups, else ms
+function scale(w, sec, ops) {
+	if (w ~ /^lookup-/)
+		return ops > 0 ? sec / ops * 1e6 : sec * 1e6
+	return sec * 1e3
+}
+function unit(w) {
+	return w ~ /^lookup-/ ? "µs per stat" : "ms"
+}
+# min and median of the values of key k (sorted copy in tmp[])
+function stats(k,    n, i, j, x) {
+	n = cnt[k]
+	for (i = 1; i <= n; i++)
+		tmp[i] = val[k, i]
+	for (i = 2; i <= n; i++) {
+		x = tmp[i]
+		for (j = i - 1; j >= 1 && tmp[j] > x; j--)
+			tmp[j + 1] = tmp[j]
+		tmp[j + 1] = x
+	}
+	smin = tmp[1]
+	smed = n % 2 ? tmp[(n + 1) / 2] : (tmp[n / 2] + tmp[n / 2 + 1]) / 2
+	return n
+}
+# the time limit a system ran over (in the unit of w), or 0
+function overlimit(k, w,    m) {
+	if (!(k in failmsg) || w ~ /^lookup-/ ||
+	    !match(failmsg[k], /over the time limit of [0-9]+ s/))
+		return 0
+	m = substr(failmsg[k], RSTART + 23, RLENGTH - 25)
+	return m * 1e3
+}
+function section(w) {
+	if (w == "walk") return 1
+	if (w ~ /^readdir/) return 2
+	if (w ~ /^lookup-/ || w == "mount") return 3
+	if (w ~ /^read-/) return 4
+	if (w == "copyup" || w == "chown-r") return 5
+	if (w == "churn" || w == "untar") return 6
+	if (w == "start") return 7
+	return 8
+}
+BEGIN {
+	title[1] = "1. Metadata walk: lstat every path of the debian image"
+	title[2] = "2. readdir: every directory of debian; one directory of 100k names over 500 or 8 layers"
+	title[3] = "3. Stack depth: stat of names only in the bottom layer, of names in no layer; mount time"
+	title[4] = "4. Data: a lower file read sequentially, through mmap, and in random 4 KiB preads"
+	title[5] = "5. Copy-up: first write (4 KiB at offset 0) to a lower file; chown -R of debian"
+	title[6] = "6. Namespace churn: create+write, rename, unlink small files in a lower directory; untar"
+	title[7] = "7. Container start: mount debian with an upper layer, chroot, run python3"
+	title[8] = "Other"
+}
+NR == 1 { next }
+{
+	w = $1; s = $2; p = $3; m = $4; sec = $6; ops = $7; sum = $8; st = $9
+	for (i = 10; i <= NF; i++)
+		st = st "," $i
+	row = w SUBSEP p SUBSEP m
+	if (!(row in seenrow)) {
+		seenrow[row] = 1
+		rows[++nrows] = row
+	}
+	if (!(s in seensys)) {
+		seensys[s] = 1
+		sys[++nsys] = s
+	}
+	k = row SUBSEP s
+	if (st == "ok") {
+		cnt[k]++
+		val[k, cnt[k]] = scale(w, sec, ops)
+	} else {
+		failmsg[k] = st
+	}
+	if (sum != "-" && sum != "") {
+		ck = w SUBSEP p
+		if (!(ck in cks)) {
+			cks[ck] = 1
+			ckorder[++nck] = ck
+		}
+		if ((ck, s) in cksum && cksum[ck, s] != sum)
+			ckbad[ck] = ckbad[ck] " " s "(runs differ)"
+		cksum[ck, s] = sum
+	}
+}
+END {
+	for (i = 1; i <= nsys; i++)
+		if (sys[i] ~ /^layerfs/)
+			base[++nbase] = sys[i]
+		else
+			other[++nother] = sys[i]
+
+	# checksums: every system of a (workload, parameter) alike
+	for (i = 1; i <= nck; i++) {
+		ck = ckorder[i]
+		ref = ""
+		for (j = 1; j <= nsys; j++) {
+			if (!((ck, sys[j]) in cksum))
+				continue
+			if (ref == "")
+				ref = cksum[ck, sys[j]]
+			else if (cksum[ck, sys[j]] != ref)
+				ckbad[ck] = ckbad[ck] " " sys[j]
+		}
+	}
+	nbad = 0
+	for (i = 1; i <= nck; i++)
+		if (ckorder[i] in ckbad)
+			nbad++
+	print ""
+	print "## Checksums"
+	print ""
+	if (!nbad) {
+		print "Every system returned the same metadata, names and bytes in every"
+		print "workload (one checksum per workload, parameter and system; " nck " compared)."
+	} else {
+		print "**MISMATCH**: these systems returned other data than the first system"
+		print "of their row:"
+		print ""
+		for (i = 1; i <= nck; i++) {
+			ck = ckorder[i]
+			if (ck in ckbad) {
+				split(ck, a, SUBSEP)
+				print "- " a[1] " " a[2] ":" ckbad[ck]
+			}
+		}
+	}
+
+	for (sec = 1; sec <= 8; sec++) {
+		nfail = 0
+		header = 0
+		for (r = 1; r <= nrows; r++) {
+			split(rows[r], a, SUBSEP)
+			w = a[1]; p = a[2]; m = a[3]
+			if (section(w) != sec)
+				continue
+			if (!header) {
+				print ""
+				print "## " title[sec]
+				print ""
+				line = "| workload | param | cache | unit |"
+				sep = "| --- | --- | --- | --- |"
+				for (i = 1; i <= nsys; i++) {
+					line = line " " sys[i] " |"
+					sep = sep " ---: |"
+				}
+				for (i = 1; i <= nbase; i++)
+					for (j = 1; j <= nother; j++) {
+						line = line " " base[i] "/" other[j] " |"
+						sep = sep " ---: |"
+					}
+				print line
+				print sep
+				header = 1
+			}
+			line = "| " w " | " p " | " m " | " unit(w) " |"
+			for (i = 1; i <= nsys; i++) {
+				k = rows[r] SUBSEP sys[i]
+				if (overlimit(k, w)) {
+					line = line " > " fmt(overlimit(k, w)) " |"
+					fails[++nfail] = w " " p " " m ", " sys[i] ": " \
+						substr(failmsg[k], 7)
+				} else if (k in failmsg) {
+					line = line " FAIL |"
+					fails[++nfail] = w " " p " " m ", " sys[i] ": " \
+						substr(failmsg[k], 7)
+				} else if (stats(k)) {
+					line = line " " fmt(smed) " |"
+					mn[sys[i]] = smin
+					md[sys[i]] = smed
+				} else {
+					line = line " – |"
+				}
+			}
+			for (i = 1; i <= nbase; i++)
+				for (j = 1; j <= nother; j++) {
+					kb = rows[r] SUBSEP base[i]
+					ko = rows[r] SUBSEP other[j]
+					if (cnt[kb] && cnt[ko] && !(kb in failmsg) &&
+					    !(ko in failmsg) && mn[other[j]] > 0 &&
+					    md[other[j]] > 0)
+						line = line sprintf(" %.2f / %.2f |",
+							mn[base[i]] / mn[other[j]],
+							md[base[i]] / md[other[j]])
+					else if (cnt[kb] && !(kb in failmsg) &&
+						 overlimit(ko, w))
+						# the other system ran out of time
+						line = line sprintf(" < %.2f |",
+							md[base[i]] / overlimit(ko, w))
+					else if (cnt[ko] && !(ko in failmsg) &&
+						 overlimit(kb, w) && md[other[j]] > 0)
+						line = line sprintf(" > %.2f |",
+							overlimit(kb, w) / md[other[j]])
+					else
+						line = line " – |"
+				}
+			print line
+			delete mn
+			delete md
+		}
+		if (nfail) {
+			print ""
+			print "Failed:"
+			print ""
+			for (i = 1; i <= nfail; i++)
+				print "- " fails[i]
+		}
+	}
+
+	# plot data: median per depth and system, NaN where missing
+	for (r = 1; r <= nrows; r++) {
+		split(rows[r], a, SUBSEP)
+		if (a[1] !~ /^lookup-/ && a[1] != "mount")
+			continue
+		if (!(a[2] in seendepth)) {
+			seendepth[a[2]] = 1
+			depth[++ndepth] = a[2] + 0
+		}
+	}
+	for (i = 2; i <= ndepth; i++) {
+		x = depth[i]
+		for (j = i - 1; j >= 1 && depth[j] > x; j--)
+			depth[j + 1] = depth[j]
+		depth[j + 1] = x
+	}
+	nplot = split("lookup-bottom lookup-absent mount", pw, " ")
+	for (q = 1; q <= nplot; q++)
+		for (c = 1; c <= 2; c++) {
+			m = c == 1 ? "cold" : "warm"
+			f = plots "/" pw[q] "-" m ".dat"
+			# the systems with at least one point
+			nps = 0
+			line = "layers"
+			for (i = 1; i <= nsys; i++)
+				for (d = 1; d <= ndepth; d++)
+					if (cnt[pw[q], depth[d], m, sys[i]]) {
+						ps[++nps] = sys[i]
+						line = line " " sys[i]
+						break
+					}
+			if (!nps)
+				continue
+			print line > f
+			for (d = 1; d <= ndepth; d++) {
+				line = depth[d]
+				for (i = 1; i <= nps; i++) {
+					k = pw[q] SUBSEP depth[d] SUBSEP m SUBSEP ps[i]
+					if (cnt[k] && !(k in failmsg) && stats(k))
+						line = line " " smed
+					else
+						line = line " NaN"
+				}
+				print line > f
+			}
+			close(f)
+		}
+}' "$csv" >>"$report"
+
+# the plots
+plot_one() {
+	dat=$plots/$1.dat
+	[ -s "$dat" ] || return 0
+	ncol=$(head -n 1 "$dat" | wc -w)
+	gnuplot <<EOF
+set terminal pngcairo size 900,560 font ",10"
+set output "$plots/$1.png"
+set title "$2"
+set xlabel "layers"
+set ylabel "$3"
+set logscale xy
+set key top left
+set grid
+set datafile missing "NaN"
+plot for [i=2:$ncol] "$dat" using 1:i with linespoints title columnheader(i)
+EOF
+}
+if command -v gnuplot >/dev/null; then
+	plot_one lookup-bottom-cold "stat of a name in the bottom layer, cold cache" "µs per stat"
+	plot_one lookup-bottom-warm "stat of a name in the bottom layer, warm cache" "µs per stat"
+	plot_one lookup-absent-cold "stat of a name in no layer, cold cache" "µs per stat"
+	plot_one lookup-absent-warm "stat of a name in no layer, warm cache" "µs per stat"
+	plot_one mount-cold "mount time, cold cache" "ms"
+	plot_one mount-warm "mount time, warm cache" "ms"
+else
+	echo "report: no gnuplot, no plots" >&2
+fi
+
+{
+	echo
+	echo "## Plots"
+	echo
+	for p in lookup-bottom-cold lookup-bottom-warm lookup-absent-cold \
+		lookup-absent-warm mount-cold mount-warm; do
+		[ -f "$plots/$p.png" ] && echo "![$p](plots/$p.png)"
+	done
+	echo
+	echo "Raw numbers: bench.csv (one row per system and repetition); plot data: plots/*.dat."
+} >>"$report"
+echo "report: $report"

@@ -10,7 +10,8 @@
 # BENCH_ARGS (e.g. --quick), BENCH_OUT
 # (build/bench), BENCH_VM (the guest's results directory, emptied by each
 # run; default $(BENCH_OUT)/vm), BENCH_MEM (4G), BENCH_CPUS (1),
-# BENCH_DISK (16G, the ext4 scratch disk the layers live on).
+# BENCH_DISK (16G, the ext4 scratch disk the layers live on),
+# BENCH_PODMAN (the images whose podman start is timed; empty: none).
 
 DEPS += gnuplot-nox tar
 
@@ -36,7 +37,11 @@ BENCH_KBUILD := $(LFS_CACHE)/build-perf
 BENCH_TAR := $(BENCH_OUT)/linux-6.1-fs.tar
 BENCH_TAR_DIRS := fs
 
-.PHONY: bench bench-kernel bench-module bench-report
+# podman run --rm under the three storage setups (tools/bench/podman-start.sh,
+# a second guest): 60 layers, and 200, past what the kernel's overlay takes
+BENCH_PODMAN ?= deep-60 deep-200
+
+.PHONY: bench bench-kernel bench-module bench-report bench-podman
 
 bench-kernel: deps
 	@vm/build-kernel.sh perf
@@ -56,7 +61,7 @@ $(BENCH_TAR): | bench-kernel
 	tar -C $(KSRC)/ --sort=name --owner=0 --group=0 --mtime=@0 \
 		-cf $@.tmp $(BENCH_TAR_DIRS) && mv $@.tmp $@
 
-bench: deps bench-module tools image-debian $(BENCH_TAR)
+bench: deps bench-module tools image-debian $(BENCH_TAR) $(BENCH_PODMAN:%=image-%)
 	@mkdir -p $(BENCH_OUT)
 	@rm -f $(BENCH_OUT)/bench.csv $(BENCH_OUT)/bench-*.txt
 	@start=$$(date +%s); \
@@ -71,7 +76,28 @@ bench: deps bench-module tools image-debian $(BENCH_TAR)
 	echo "bench: guest ran $$(($$(date +%s) - start)) s (log: $(BENCH_OUT)/guest.log)"; \
 	cp $(BENCH_VM)/bench.csv $(BENCH_VM)/bench-*.txt $(BENCH_OUT)/ 2>/dev/null; \
 	[ $$rc = 0 ] || { tail -n 30 $(BENCH_OUT)/guest.log; echo "bench: the guest run failed" >&2; }; \
+	[ -z "$(BENCH_PODMAN)" ] || $(MAKE) -s --no-print-directory bench-podman || rc=1; \
 	[ -s $(BENCH_OUT)/bench.csv ] && tools/bench/report.sh $(BENCH_OUT); \
+	exit $$rc
+
+# podman-start's rows join bench.csv as workloads podman-pull and
+# podman-run; podman's own overlay driver is the system "overlay"
+bench-podman:
+	@start=$$(date +%s); \
+	FLAVOUR=perf LFS_KO=$(BENCH_MOD)/src/layerfs.ko \
+		LFS_RESULTS=$(abspath $(BENCH_VM))-podman VM_MEM=$(BENCH_MEM) \
+		VM_CPUS=$(BENCH_CPUS) VM_TIMEOUT=$(BENCH_TIMEOUT) \
+		vm/run.sh script tools/bench/podman-start.sh --reps $(BENCH_REPS) \
+		$(BENCH_PODMAN:%=build/images/%) >$(BENCH_OUT)/podman.log 2>&1; \
+	rc=$$?; \
+	echo "bench: podman guest ran $$(($$(date +%s) - start)) s (log: $(BENCH_OUT)/podman.log)"; \
+	cp $(BENCH_VM)-podman/podman-start*.txt $(BENCH_OUT)/ 2>/dev/null; \
+	cat $(BENCH_VM)-podman/podman-start-notes.txt >>$(BENCH_OUT)/bench-notes.txt 2>/dev/null; \
+	[ ! -s $(BENCH_VM)-podman/podman-start.csv ] || \
+		awk -F, -v OFS=, 'NR > 1 { $$1 = "podman-" $$4; \
+			if ($$2 == "overlay-driver") $$2 = "overlay"; print }' \
+			$(BENCH_VM)-podman/podman-start.csv >>$(BENCH_OUT)/bench.csv; \
+	[ $$rc = 0 ] || { tail -n 30 $(BENCH_OUT)/podman.log; echo "bench: the podman guest run failed" >&2; }; \
 	exit $$rc
 
 bench-report:

@@ -103,7 +103,8 @@ function section(w) {
 	if (w == "copyup" || w == "chown-r") return 5
 	if (w == "churn" || w == "untar") return 6
 	if (w == "start") return 7
-	return 8
+	if (w ~ /^podman-/) return 8
+	return 9
 }
 BEGIN {
 	title[1] = "1. Metadata walk: lstat every path of the debian image"
@@ -113,7 +114,8 @@ BEGIN {
 	title[5] = "5. Copy-up: first write (4 KiB at offset 0) to a lower file; chown -R of debian"
 	title[6] = "6. Namespace churn: create+write, rename, unlink small files in a lower directory; untar"
 	title[7] = "7. Container start: mount debian with an upper layer, chroot, run python3"
-	title[8] = "Other"
+	title[8] = "8. podman: pull, and `podman run --rm` start (overlay: the overlay driver of podman itself; fuse-overlayfs and layerfs: its mount_program); param: layers of the image"
+	title[9] = "Other"
 }
 NR == 1 { next }
 {
@@ -190,7 +192,7 @@ END {
 		}
 	}
 
-	for (sec = 1; sec <= 8; sec++) {
+	for (sec = 1; sec <= 9; sec++) {
 		nfail = 0
 		header = 0
 		for (r = 1; r <= nrows; r++) {

@@ -17,4 +17,5 @@ image-deep-%: deps
 	@DEEP_LAYERS=$* images/deep/build.sh --out $(IMAGES_OUT)/deep-$*
 	@mkdir -p build/images && ln -sfn $(IMAGES_OUT)/deep-$* build/images/deep-$*
 
-vm-test: image-deep-60
+# 'make images' (which make test runs before the guest) and vm-test
+images vm-test: image-deep-60

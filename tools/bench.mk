@@ -81,7 +81,8 @@ bench: deps bench-module tools image-debian $(BENCH_TAR) $(BENCH_PODMAN:%=image-
 	exit $$rc
 
 # podman-start's rows join bench.csv as workloads podman-pull and
-# podman-run; podman's own overlay driver is the system "overlay"
+# podman-run (replacing those of an earlier run); podman's own overlay
+# driver is the system "overlay"
 bench-podman:
 	@start=$$(date +%s); \
 	FLAVOUR=perf LFS_KO=$(BENCH_MOD)/src/layerfs.ko \
@@ -92,6 +93,9 @@ bench-podman:
 	rc=$$?; \
 	echo "bench: podman guest ran $$(($$(date +%s) - start)) s (log: $(BENCH_OUT)/podman.log)"; \
 	cp $(BENCH_VM)-podman/podman-start*.txt $(BENCH_OUT)/ 2>/dev/null; \
+	for f in bench.csv bench-notes.txt; do \
+		[ ! -f $(BENCH_OUT)/$$f ] || sed -i '/^podman-/d' $(BENCH_OUT)/$$f; \
+	done; \
 	cat $(BENCH_VM)-podman/podman-start-notes.txt >>$(BENCH_OUT)/bench-notes.txt 2>/dev/null; \
 	[ ! -s $(BENCH_VM)-podman/podman-start.csv ] || \
 		awk -F, -v OFS=, 'NR > 1 { $$1 = "podman-" $$4; \

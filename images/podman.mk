@@ -7,7 +7,7 @@
 #
 # podman pulls about 0.4 s a layer in the guest: the suite uses 60 layers
 # (past the one-page option limit of mount(2) with podman's layer paths),
-# the benchmark 200.
+# the benchmark 128 (containers-storage refuses deeper images).
 
 # podman in the guest (tests/bats/lib-podman.bash); fuse-overlayfs, its
 # usual mount program, is in the top-level DEPS

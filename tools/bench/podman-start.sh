@@ -14,7 +14,7 @@
 #       LAYOUT...
 #
 #   LAYOUT     OCI image layouts (host paths, tag latest), for example
-#              build/images/deep-200 (make image-deep-200); each image's
+#              build/images/deep-128 (make image-deep-128); each image's
 #              entrypoint is what runs
 #   --reps     timed 'podman run --rm' per image and setup (default 5),
 #              after one untimed run

@@ -49,6 +49,9 @@ lfs_phase host-tests bash -c 'bats --tap --timing tests/bats/host | tee build/ho
 read -r p f < <(lfs_count build/host.tap)
 passed=$((passed + p)) failed=$((failed + f))
 
+# every suite in one guest: about 45 minutes on an idle 2-core machine, so
+# the hang limit is above run.sh's default of one hour
+export VM_TIMEOUT=${VM_TIMEOUT:-5400}
 lfs_phase vm-test bash -c 'vm/run.sh test 2>&1 | tee build/vm.out; exit ${PIPESTATUS[0]}'
 vm_rc=$?
 read -r p f < <(tail -n 1 build/vm.out | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')

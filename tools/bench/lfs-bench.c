@@ -1054,11 +1054,13 @@ static int bench_meta_cb(int dirfd, const char *path, const char *name,
 	return 0;
 }
 
-static int bench_chown_check(struct bench_ctx *c, struct bench_sys *s,
-			     struct bench_res *r)
+/* the checksum of the tree under the workload's directory, walked by @cb;
+ * the operation count stays that of the timed pass */
+static int bench_sum_tree(struct bench_ctx *c, struct bench_sys *s,
+			  struct bench_res *r, bench_entry_cb cb)
 {
 	uint64_t ops = r->ops;
-	int err = bench_run_tree(s, c->argv[0], bench_meta_cb, r);
+	int err = bench_run_tree(s, c->argv[0], cb, r);
 
 	r->ops = ops;
 	r->sum = bench_tree_sum;
@@ -1066,16 +1068,16 @@ static int bench_chown_check(struct bench_ctx *c, struct bench_sys *s,
 	return err;
 }
 
+static int bench_chown_check(struct bench_ctx *c, struct bench_sys *s,
+			     struct bench_res *r)
+{
+	return bench_sum_tree(c, s, r, bench_meta_cb);
+}
+
 static int bench_tree_check(struct bench_ctx *c, struct bench_sys *s,
 			    struct bench_res *r)
 {
-	uint64_t ops = r->ops;
-	int err = bench_run_tree(s, c->argv[0], bench_content_cb, r);
-
-	r->ops = ops;
-	r->sum = bench_tree_sum;
-	r->have_sum = true;
-	return err;
+	return bench_sum_tree(c, s, r, bench_content_cb);
 }
 
 static int bench_churn(struct bench_ctx *c, struct bench_sys *s,

@@ -189,15 +189,12 @@ fi
 bench_flatten "$base/data.layers" "$base/raw/data" || bench_die "flatten data"
 
 bench_phase "setup: stacks of $depths_all $depths_layerfs layers"
-# names in the bottom layer, stat'ed once per cold pass: 1000 at every
-# depth (issue #9's measure), so that reading each layer's directory from
-# disk, once per mount, weighs the same at every depth; a warm pass goes
-# over them twice.  --quick: 100
-bench_names() {
-	echo "$lookup_names"
-}
+# $lookup_names names in the bottom layer, stat'ed once per cold pass:
+# as many at every depth (issue #9's measure), so that reading each
+# layer's directory from disk, once per mount, weighs the same at every
+# depth; a warm pass goes over them until it made about 2000 stats
 for d in $depths_all $depths_layerfs; do
-	"$bench" mkstack "$base/depth/$d" "$d" "$(bench_names "$d")" ||
+	"$bench" mkstack "$base/depth/$d" "$d" "$lookup_names" ||
 		bench_die "mkstack $d"
 done
 
@@ -252,7 +249,7 @@ for d in $depths_all $depths_layerfs; do
 	systems="$SYSTEMS"
 	case " $depths_layerfs " in *" $d "*) systems="$layerfs_only raw" ;; esac
 	st=$base/depth/$d
-	n=$(bench_names "$d")
+	n=$lookup_names
 	# raw: the bottom layer alone holds the same names
 	# shellcheck disable=SC2086
 	bench_sysfile "$sysd/depth-$d" "$st/layers" "$st/$d" 0 $systems

@@ -41,6 +41,10 @@ BENCH_TAR_DIRS := fs
 # a second guest): 60 layers, and 128, the most that containers-storage takes
 BENCH_PODMAN ?= deep-60 deep-128
 
+# the environment of vm/run.sh for a bench guest: perf kernel, perf module
+BENCH_ENV = FLAVOUR=perf LFS_KO=$(BENCH_MOD)/src/layerfs.ko VM_MEM=$(BENCH_MEM) \
+	VM_CPUS=$(BENCH_CPUS) VM_TIMEOUT=$(BENCH_TIMEOUT)
+
 .PHONY: bench bench-kernel bench-module bench-report bench-podman
 
 bench-kernel: deps
@@ -65,9 +69,7 @@ bench: deps bench-module tools image-debian $(BENCH_TAR) $(BENCH_PODMAN:%=image-
 	@mkdir -p $(BENCH_OUT)
 	@rm -f $(BENCH_OUT)/bench.csv $(BENCH_OUT)/bench-*.txt
 	@start=$$(date +%s); \
-	FLAVOUR=perf LFS_KO=$(BENCH_MOD)/src/layerfs.ko \
-		LFS_RESULTS=$(abspath $(BENCH_VM)) VM_MEM=$(BENCH_MEM) \
-		VM_CPUS=$(BENCH_CPUS) VM_DISK=$(BENCH_DISK) VM_TIMEOUT=$(BENCH_TIMEOUT) \
+	$(BENCH_ENV) LFS_RESULTS=$(abspath $(BENCH_VM)) VM_DISK=$(BENCH_DISK) \
 		vm/run.sh script tools/bench/guest.sh \
 		--image $(IMAGES_OUT)/debian --tar $(abspath $(BENCH_TAR)) \
 		--reps $(BENCH_REPS) --limit $(BENCH_LIMIT) $(BENCH_ARGS) \
@@ -85,9 +87,7 @@ bench: deps bench-module tools image-debian $(BENCH_TAR) $(BENCH_PODMAN:%=image-
 # driver is the system "overlay"
 bench-podman:
 	@start=$$(date +%s); \
-	FLAVOUR=perf LFS_KO=$(BENCH_MOD)/src/layerfs.ko \
-		LFS_RESULTS=$(abspath $(BENCH_VM))-podman VM_MEM=$(BENCH_MEM) \
-		VM_CPUS=$(BENCH_CPUS) VM_TIMEOUT=$(BENCH_TIMEOUT) \
+	$(BENCH_ENV) LFS_RESULTS=$(abspath $(BENCH_VM))-podman \
 		vm/run.sh script tools/bench/podman-start.sh --reps $(BENCH_REPS) \
 		$(BENCH_PODMAN:%=build/images/%) >$(BENCH_OUT)/podman.log 2>&1; \
 	rc=$$?; \

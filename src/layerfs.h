@@ -30,6 +30,13 @@ enum lfs_whiteout_format {
 	LFS_WH_AUFS,			/* ".wh.NAME", ".wh..wh..opq", in every layer */
 };
 
+/* nameindex=: when a deep directory gets its name index (nameindex.c) */
+enum lfs_nameindex_mode {
+	LFS_NAMEINDEX_ON,		/* once walks have cost about a build */
+	LFS_NAMEINDEX_OFF,		/* never: every lookup walks */
+	LFS_NAMEINDEX_EAGER,		/* at the first lookup */
+};
+
 /*
  * One lower layer: a directory on some filesystem, reached through a
  * private read-only clone of the mount it lives on.  Immutable after
@@ -55,7 +62,7 @@ struct lfs_config {
 	unsigned int cap_lower;		/* entries allocated */
 	bool lower_appended;		/* "lowerdir+" was used */
 	bool lower_listed;		/* "lowerdir" was used */
-	bool no_nameindex;		/* "nameindex=off" */
+	enum lfs_nameindex_mode nameindex; /* "nameindex=" */
 	bool whiteout_given;		/* "whiteout=" was given */
 	enum lfs_whiteout_format whiteout; /* its value */
 };
@@ -76,7 +83,7 @@ struct lfs_sb {
 	unsigned int nr_fsid;		/* distinct filesystems under the layers */
 	unsigned int xino_shift;	/* st_ino = real ino | fsid << xino_shift */
 	const struct cred *creator_cred; /* the mounter's credentials */
-	bool nameindex;			/* name indexes for deep directories */
+	enum lfs_nameindex_mode nameindex; /* name indexes for deep directories */
 	enum lfs_whiteout_format whiteout; /* whiteout= */
 };
 
@@ -117,6 +124,7 @@ struct lfs_entry {
 	struct lfs_nindex __rcu *nindex; /* name index of a directory, or NULL */
 	unsigned long flags;		/* LFS_E_* */
 	unsigned int nr;		/* number of lower objects */
+	unsigned int walked;		/* parts walked without a name index */
 	struct lfs_real real[];		/* lower objects, top first */
 };
 
@@ -260,6 +268,8 @@ struct lfs_nindex;
 /* where a walk guided by a name index is */
 struct lfs_ni_cursor {
 	struct lfs_nindex *ni;		/* NULL: visit every instance */
+	struct lfs_entry *e;		/* the directory walked */
+	unsigned int visited;		/* instances visited without @ni */
 	u32 occ;
 };
 
@@ -267,8 +277,9 @@ struct lfs_ni_cursor {
 #define LFS_NI_NAME	0x1		/* the name itself */
 #define LFS_NI_WH	0x2		/* its aufs whiteout, ".wh.NAME" */
 
-struct lfs_nindex *lfs_ni_get(const struct lfs_sb *sbi, struct lfs_entry *e);
-void lfs_ni_put(struct lfs_nindex *ni);
+void lfs_ni_start(struct lfs_ni_cursor *c, const struct lfs_sb *sbi,
+		  struct lfs_entry *e);
+void lfs_ni_end(struct lfs_ni_cursor *c);
 void lfs_ni_release(struct lfs_entry *e);
 unsigned int lfs_ni_first(struct lfs_ni_cursor *c, unsigned int nr,
 			  const struct qstr *name);

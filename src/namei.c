@@ -250,11 +250,12 @@ static int lfs_lookup_lowers(const struct lfs_sb *sbi, struct lfs_entry *pe,
 			     const struct qstr *name, const struct qstr *wh,
 			     struct lfs_entry *e, bool below_dir)
 {
-	struct lfs_ni_cursor c = { .ni = lfs_ni_get(sbi, pe) };
+	struct lfs_ni_cursor c;
 	unsigned int i;
 	int err = 0;
 
 	e->nr = 0;
+	lfs_ni_start(&c, sbi, pe);
 	for (i = lfs_ni_first(&c, pe->nr, name); i < pe->nr;
 	     i = lfs_ni_next(&c, pe->nr, i)) {
 		const struct lfs_real *parent = &pe->real[i];
@@ -299,7 +300,7 @@ static int lfs_lookup_lowers(const struct lfs_sb *sbi, struct lfs_entry *pe,
 		if (!d_is_dir(real) || opaque || hidden)
 			break;
 	}
-	lfs_ni_put(c.ni);
+	lfs_ni_end(&c);
 	return err;
 }
 
@@ -517,7 +518,7 @@ int lfs_lower_positive(struct dentry *dentry)
 	positive = lfs_walk_wh_name(sbi, &dentry->d_name, &wh);
 	if (positive)
 		return positive;
-	c = (struct lfs_ni_cursor){ .ni = lfs_ni_get(sbi, pe) };
+	lfs_ni_start(&c, sbi, pe);
 	for (i = lfs_ni_first(&c, pe->nr, &dentry->d_name); i < pe->nr;
 	     i = lfs_ni_next(&c, pe->nr, i)) {
 		const struct lfs_real *parent = &pe->real[i];
@@ -536,7 +537,7 @@ int lfs_lower_positive(struct dentry *dentry)
 		if (hidden)
 			break;
 	}
-	lfs_ni_put(c.ni);
+	lfs_ni_end(&c);
 	kfree(wh.name);
 	return positive;
 }

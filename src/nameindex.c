@@ -15,8 +15,10 @@
  * in its instance, and the walk takes it from the index, without a
  * lookup; names under the prefix are never looked up through the mount.
  *
- * The index is built from a readdir of every lower instance at the first
- * lookup in the directory, and belongs to the directory's lfs_entry.
+ * The index is built from a readdir of every lower instance, once the
+ * directory's walks without it have cost about as much as that (or at
+ * the first lookup, with nameindex=eager), and belongs to the
+ * directory's lfs_entry.
  * Lower layers do not change while mounted, so it never goes stale; the
  * upper layer, which does change, is always looked up directly.
  *
@@ -38,10 +40,14 @@
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/rculist.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
 #include "layerfs.h"
 
 /* directories with fewer lower instances are walked in full */
 #define LFS_NI_MIN_INSTANCES	4
+/* walked instances, per instance, that make a directory worth an index */
+#define LFS_NI_BUILD_AFTER	4
 /* a directory with more names than this is walked in full */
 #define LFS_NI_MAX_NAMES	SZ_1M
 /* end of an occurrence list */
@@ -73,10 +79,14 @@ struct lfs_nindex {
 	u32 cap_occ;
 };
 
-/* attached indexes, oldest first, and the memory they hold */
+/* attached indexes, oldest first, how many, and the memory they hold */
 static DEFINE_SPINLOCK(lfs_ni_lock);
 static LIST_HEAD(lfs_ni_lru);
+static unsigned long lfs_ni_attached_nr;
 static unsigned long lfs_ni_pages;
+/* indexes built since the module was loaded (debugfs) */
+static atomic_long_t lfs_ni_builds = ATOMIC_LONG_INIT(0);
+static struct dentry *lfs_ni_debugfs;
 
 static void lfs_ni_free(struct lfs_nindex *ni)
 {
@@ -86,7 +96,7 @@ static void lfs_ni_free(struct lfs_nindex *ni)
 	kfree_rcu(ni, rcu);
 }
 
-void lfs_ni_put(struct lfs_nindex *ni)
+static void lfs_ni_put(struct lfs_nindex *ni)
 {
 	if (ni && refcount_dec_and_test(&ni->ref))
 		lfs_ni_free(ni);
@@ -233,6 +243,7 @@ static struct lfs_nindex *lfs_ni_build(const struct lfs_sb *sbi,
 	}
 	ni->bytes = sizeof(*ni) + ni->names.bytes +
 		    ni->cap_occ * sizeof(*ni->occ);
+	atomic_long_inc(&lfs_ni_builds);
 	return ni;
 }
 
@@ -252,6 +263,7 @@ static struct lfs_nindex *lfs_ni_attach(struct lfs_entry *e,
 	} else {
 		ni->owner = e;
 		list_add_tail(&ni->lru, &lfs_ni_lru);
+		lfs_ni_attached_nr++;
 		lfs_ni_pages += DIV_ROUND_UP(ni->bytes, PAGE_SIZE);
 		/* the entry's reference, and the caller's */
 		refcount_inc(&ni->ref);
@@ -265,12 +277,17 @@ static struct lfs_nindex *lfs_ni_attach(struct lfs_entry *e,
 	return ni;
 }
 
-/* Detach @ni from its entry.  Caller holds lfs_ni_lock. */
+/*
+ * Detach @ni from its entry, which must walk again as much as at first
+ * before it builds another.  Caller holds lfs_ni_lock.
+ */
 static void lfs_ni_detach_locked(struct lfs_nindex *ni)
 {
+	WRITE_ONCE(ni->owner->walked, 0);
 	rcu_assign_pointer(ni->owner->nindex, NULL);
 	ni->owner = NULL;
 	list_del_init(&ni->lru);
+	lfs_ni_attached_nr--;
 	lfs_ni_pages -= DIV_ROUND_UP(ni->bytes, PAGE_SIZE);
 }
 
@@ -292,27 +309,46 @@ void lfs_ni_release(struct lfs_entry *e)
 	lfs_ni_put(ni);
 }
 
-/**
- * lfs_ni_get - the name index of a directory, built if need be
- * @sbi: the superblock info
- * @e: the directory's entry
- *
- * Caller runs as the mounter.
- * Return: a referenced index (drop it with lfs_ni_put()), or NULL when
- * the directory is to be walked in full.
+/*
+ * Is a directory worth an index now?  Building one reads every lower
+ * instance, which costs about as much as a few full walks of them.  So
+ * by default (nameindex=on) a directory gets one once walks without it
+ * have visited LFS_NI_BUILD_AFTER times as many instances as it has: a
+ * directory looked up a few times, or whose names are found near the
+ * top, never pays for a build.  nameindex=eager builds at the first
+ * lookup.
  */
-struct lfs_nindex *lfs_ni_get(const struct lfs_sb *sbi, struct lfs_entry *e)
+static bool lfs_ni_wanted(const struct lfs_sb *sbi, const struct lfs_entry *e)
+{
+	if (sbi->nameindex == LFS_NAMEINDEX_OFF ||
+	    e->nr < LFS_NI_MIN_INSTANCES || test_bit(LFS_E_NO_INDEX, &e->flags))
+		return false;
+	return sbi->nameindex == LFS_NAMEINDEX_EAGER ||
+	       READ_ONCE(e->walked) >= LFS_NI_BUILD_AFTER * e->nr;
+}
+
+/* the index attached to @e, referenced, or NULL */
+static struct lfs_nindex *lfs_ni_attached(struct lfs_entry *e)
 {
 	struct lfs_nindex *ni;
 
-	if (!sbi->nameindex || e->nr < LFS_NI_MIN_INSTANCES ||
-	    test_bit(LFS_E_NO_INDEX, &e->flags))
-		return NULL;
 	rcu_read_lock();
 	ni = rcu_dereference(e->nindex);
 	if (ni && !refcount_inc_not_zero(&ni->ref))
 		ni = NULL;
 	rcu_read_unlock();
+	return ni;
+}
+
+/* the name index of a directory, built if it is wanted; or NULL */
+static struct lfs_nindex *lfs_ni_get(const struct lfs_sb *sbi,
+				     struct lfs_entry *e)
+{
+	struct lfs_nindex *ni;
+
+	if (!rcu_access_pointer(e->nindex) && !lfs_ni_wanted(sbi, e))
+		return NULL;
+	ni = lfs_ni_attached(e);
 	if (ni)
 		return ni;
 
@@ -327,8 +363,42 @@ struct lfs_nindex *lfs_ni_get(const struct lfs_sb *sbi, struct lfs_entry *e)
 }
 
 /**
+ * lfs_ni_start - begin a walk of a directory's lower instances
+ * @c: the cursor
+ * @sbi: the superblock info
+ * @e: the directory's entry
+ *
+ * The walk uses the directory's name index if it has one or it is time
+ * to build one.  Caller runs as the mounter, and ends the walk with
+ * lfs_ni_end().
+ */
+void lfs_ni_start(struct lfs_ni_cursor *c, const struct lfs_sb *sbi,
+		  struct lfs_entry *e)
+{
+	*c = (struct lfs_ni_cursor){ .e = e, .ni = lfs_ni_get(sbi, e) };
+}
+
+/**
+ * lfs_ni_end - end a walk
+ * @c: the cursor
+ *
+ * A walk without an index counts what it visited towards building one.
+ * The count is a heuristic: racing walks may lose an update.
+ */
+void lfs_ni_end(struct lfs_ni_cursor *c)
+{
+	struct lfs_entry *e = c->e;
+
+	if (c->ni)
+		lfs_ni_put(c->ni);
+	else if (c->visited && READ_ONCE(e->walked) < UINT_MAX - c->visited)
+		WRITE_ONCE(e->walked, READ_ONCE(e->walked) + c->visited);
+	c->ni = NULL;
+}
+
+/**
  * lfs_ni_first - the first lower instance to visit for a name
- * @c: the cursor, with @c->ni from lfs_ni_get() (may be NULL)
+ * @c: the cursor, from lfs_ni_start()
  * @nr: the number of instances
  * @name: the name
  *
@@ -339,8 +409,10 @@ unsigned int lfs_ni_first(struct lfs_ni_cursor *c, unsigned int nr,
 {
 	struct lfs_ni_name *n;
 
-	if (!c->ni)
+	if (!c->ni) {
+		c->visited = nr ? 1 : 0;
 		return 0;
+	}
 	n = lfs_ni_lookup(c->ni, name->name, name->len,
 			  full_name_hash(NULL, name->name, name->len));
 	c->occ = n ? n->first : LFS_NI_END;
@@ -358,8 +430,11 @@ unsigned int lfs_ni_first(struct lfs_ni_cursor *c, unsigned int nr,
 unsigned int lfs_ni_next(struct lfs_ni_cursor *c, unsigned int nr,
 			 unsigned int pos)
 {
-	if (!c->ni)
+	if (!c->ni) {
+		if (pos + 1 < nr)
+			c->visited++;
 		return pos + 1;
+	}
 	c->occ = c->ni->occ[c->occ].next;
 	return c->occ == LFS_NI_END ? nr : c->ni->occ[c->occ].pos;
 }
@@ -410,14 +485,39 @@ static struct shrinker lfs_ni_shrinker = {
 	.seeks		= DEFAULT_SEEKS,
 };
 
+/* debugfs layerfs/nameindex: what the indexes of all mounts hold */
+static int lfs_ni_stats_show(struct seq_file *m, void *v)
+{
+	unsigned long nr, pages;
+
+	spin_lock(&lfs_ni_lock);
+	nr = lfs_ni_attached_nr;
+	pages = lfs_ni_pages;
+	spin_unlock(&lfs_ni_lock);
+	seq_printf(m, "attached %lu\npages %lu\nbuilt %ld\n", nr, pages,
+		   atomic_long_read(&lfs_ni_builds));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(lfs_ni_stats);
+
 int lfs_ni_init(void)
 {
+	int err;
+
 	/* an instance's position fits struct lfs_ni_occ */
 	BUILD_BUG_ON(LFS_MAX_LAYERS >= (1U << 30));
-	return register_shrinker(&lfs_ni_shrinker, "layerfs-nameindex");
+	err = register_shrinker(&lfs_ni_shrinker, "layerfs-nameindex");
+	if (err)
+		return err;
+	/* statistics only: without debugfs the module works the same */
+	lfs_ni_debugfs = debugfs_create_dir("layerfs", NULL);
+	debugfs_create_file("nameindex", 0444, lfs_ni_debugfs, NULL,
+			    &lfs_ni_stats_fops);
+	return 0;
 }
 
 void lfs_ni_exit(void)
 {
+	debugfs_remove_recursive(lfs_ni_debugfs);
 	unregister_shrinker(&lfs_ni_shrinker);
 }

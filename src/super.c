@@ -23,9 +23,10 @@ enum lfs_param {
 	LFS_OPT_WHITEOUT_FORMAT,
 };
 
-static const struct constant_table lfs_on_off[] = {
-	{ "on",		true },
-	{ "off",	false },
+static const struct constant_table lfs_nameindex_modes[] = {
+	{ "on",		LFS_NAMEINDEX_ON },
+	{ "off",	LFS_NAMEINDEX_OFF },
+	{ "eager",	LFS_NAMEINDEX_EAGER },
 	{}
 };
 
@@ -41,7 +42,7 @@ static const struct fs_parameter_spec lfs_param_spec[] = {
 	fsparam_string("lowerdir+",	LFS_OPT_LOWERDIR_ADD),
 	fsparam_string("upperdir",	LFS_OPT_UPPERDIR),
 	fsparam_string("workdir",	LFS_OPT_WORKDIR),
-	fsparam_enum("nameindex",	LFS_OPT_NAMEINDEX, lfs_on_off),
+	fsparam_enum("nameindex",	LFS_OPT_NAMEINDEX, lfs_nameindex_modes),
 	fsparam_string(LFS_OPT_WHITEOUT, LFS_OPT_WHITEOUT_FORMAT),
 	{}
 };
@@ -122,7 +123,7 @@ static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	case LFS_OPT_WORKDIR:
 		return lfs_config_set_upper(fc, param->key, param->string);
 	case LFS_OPT_NAMEINDEX:
-		cfg->no_nameindex = !result.uint_32;
+		cfg->nameindex = result.uint_32;
 		return 0;
 	case LFS_OPT_WHITEOUT_FORMAT:
 		return lfs_parse_whiteout(fc, param->string);
@@ -227,8 +228,9 @@ static int lfs_show_options(struct seq_file *m, struct dentry *root)
 		seq_puts(m, ",workdir=");
 		lfs_show_path(m, sbi->work_name);
 	}
-	if (!sbi->nameindex)
-		seq_puts(m, ",nameindex=off");
+	if (sbi->nameindex != LFS_NAMEINDEX_ON)
+		seq_printf(m, ",nameindex=%s",
+			   sbi->nameindex == LFS_NAMEINDEX_OFF ? "off" : "eager");
 	if (sbi->whiteout != LFS_WH_NATIVE)
 		seq_printf(m, ",%s=%s", LFS_OPT_WHITEOUT,
 			   lfs_whiteout_names[sbi->whiteout]);
@@ -338,7 +340,7 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->creator_cred = prepare_creds();
 	if (!sbi->creator_cred)
 		goto out;
-	sbi->nameindex = !cfg->no_nameindex;
+	sbi->nameindex = cfg->nameindex;
 	sbi->whiteout = cfg->whiteout;
 
 	err = lfs_layers_build(fc, sbi);

@@ -23,6 +23,7 @@ f file x'
 		"lowerdir=$W/a:$W/a/sub|ELOOP|lower layer \"$W/a/sub\" is inside lower layer \"$W/a\""
 		"lowerdir=$W/a/sub:$W/a|ELOOP|lower layer \"$W/a/sub\" is inside lower layer \"$W/a\""
 		"lowerdir=$W/a,bogus=1|EINVAL|Unknown parameter 'bogus'"
+		"lowerdir=$W/a,nameindex=lazy|EINVAL|Bad value for 'nameindex'"
 		"lowerdir=$W/a,lowerdir=$W/a|EINVAL|lowerdir= given twice"
 		"lowerdir+=$W/a,lowerdir=$W/a|EINVAL|lowerdir= cannot follow lowerdir+"
 		"lowerdir=$W/a,lowerdir+=$W/a|EINVAL|lowerdir+ cannot follow lowerdir="

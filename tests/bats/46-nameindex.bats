@@ -1,9 +1,11 @@
 #!/usr/bin/env bats
 # The name index of deep directories (src/nameindex.c) changes no answer:
-# a deep stack mounted with it (the default) and with nameindex=off shows
-# the same tree, and every name (present, missing, whited out, hidden by
-# an opaque directory, below a file) looks up the same.  Also while the
-# shrinker frees indexes in a loop, and through the write side.
+# a deep stack mounted with it built at the first lookup (nameindex=eager),
+# built once walks have cost as much (the default) and without it
+# (nameindex=off) shows the same tree, and every name (present, missing,
+# whited out, hidden by an opaque directory, below a file) looks up the
+# same.  Also while the shrinker frees indexes in a loop, and through the
+# write side.
 
 load lib
 load lib-deep
@@ -37,28 +39,77 @@ same_answers() {
 		<(cd "$b" && probe_names "$n" | xargs "$PROBE" stat | sed -E "$ed")
 }
 
-# deep_pair N: a deep_spec N stack on tmpfs, mounted on $WORK/mnt with the
-# index and on $WORK/off without, through lowerdir+
+# deep_pair N: a deep_spec N stack on tmpfs, mounted on $WORK/mnt with an
+# index in every deep directory from its first lookup, and on $WORK/off
+# without, through lowerdir+
 deep_pair() {
 	deep_workdir
 	deep_spec "$1" | mktree "$WORK"
 	deep_layers "$1" >"$WORK/layers"
 	mkdir "$WORK/off"
-	"$LFS_MOUNT" -L "$WORK/layers" "$WORK/mnt"
+	"$LFS_MOUNT" -L "$WORK/layers" -o nameindex=eager "$WORK/mnt"
 	"$LFS_MOUNT" -L "$WORK/layers" -o nameindex=off "$WORK/off"
 	grep -q " $WORK/off layerfs .*,nameindex=off" /proc/mounts
-	! grep -q " $WORK/mnt layerfs .*nameindex" /proc/mounts
+	grep -q " $WORK/mnt layerfs .*,nameindex=eager" /proc/mounts
 }
 
-@test "500 layers: the same tree and the same answer for every name with and without the index" {
+@test "500 layers: the same tree and the same answer for every name with the index built at once, built later, and without" {
 	deep_pair 500
 	expect_tree "$WORK/mnt" "$(deep_expected 500)"
 	same_answers 500 "$WORK/mnt" "$WORK/off"
+	# the default: each directory walked in full until its walks have
+	# cost about a build, then indexed; the answers do not change
+	mkdir "$WORK/lazy"
+	"$LFS_MOUNT" -L "$WORK/layers" "$WORK/lazy"
+	! grep -q " $WORK/lazy layerfs .*nameindex" /proc/mounts
+	same_answers 500 "$WORK/lazy" "$WORK/off"
 	# misses really miss, hits really hit
 	run "$PROBE" stat "$WORK/mnt/d3/miss3" "$WORK/mnt/d3/f3" "$WORK/mnt/all/f80"
 	[ "${lines[0]}" = "$WORK/mnt/d3/miss3: ENOENT" ]
 	[[ ${lines[1]} == "$WORK/mnt/d3/f3 ino="* ]]
 	[ "${lines[2]}" = "$WORK/mnt/all/f80: ENOENT" ]
+}
+
+# index_built: how many name indexes the module has built since it was
+# loaded (its debugfs file)
+index_built() {
+	local k v
+	while read -r k v; do
+		[ "$k" = built ] && { echo "$v"; return 0; }
+	done </sys/kernel/debug/layerfs/nameindex
+	return 1
+}
+
+@test "by default a directory gets its index once walks visited its parts four times over; eager builds one at the first lookup, off never" {
+	local b m
+	lfs_workdir tmpfs
+	# d/ in 8 layers, x9 in the bottom one
+	mkdir -p "$WORK"/l{1..8}/d "$WORK"/on "$WORK"/eager "$WORK"/off
+	: >"$WORK/l8/d/x9"
+	for m in on eager off; do
+		mount -t layerfs none "$WORK/$m" \
+			-o "lowerdir=$(echo "$WORK"/l{1..8} | tr ' ' :),nameindex=$m"
+	done
+	# four misses in d/ walk its 8 parts each: 32 visits, no index yet
+	b=$(index_built)
+	run "$PROBE" stat "$WORK"/on/d/x{1..4}
+	[ "${lines[3]}" = "$WORK/on/d/x4: ENOENT" ]
+	[ "$(index_built)" = "$b" ]
+	# the next lookup builds it and finds the bottom name through it;
+	# the one after uses it
+	run "$PROBE" stat "$WORK/on/d/x9" "$WORK/on/d/x5"
+	[[ ${lines[0]} == "$WORK/on/d/x9 ino="* ]]
+	[ "${lines[1]}" = "$WORK/on/d/x5: ENOENT" ]
+	[ "$(index_built)" = $((b + 1)) ]
+	# eager: the root's and d/'s at the first lookup below d/
+	b=$(index_built)
+	"$PROBE" stat "$WORK/eager/d/x1"
+	[ "$(index_built)" = $((b + 2)) ]
+	# off: none, however many misses
+	b=$(index_built)
+	run "$PROBE" stat "$WORK"/off/d/x{1..12} "$WORK/off/d/x9"
+	[[ ${lines[12]} == "$WORK/off/d/x9 ino="* ]]
+	[ "$(index_built)" = "$b" ]
 }
 
 @test "1000 and 4096 layers through lowerdir+: the tree as expected, and a sample of names the same with and without the index" {
@@ -102,7 +153,7 @@ deep_pair() {
 	lfs_workdir tmpfs
 	deep_spec 64 | mktree "$WORK"
 	deep_layers 64 >"$WORK/layers"
-	for u in on off; do
+	for u in eager on off; do
 		mkdir -p "$WORK/u-$u" "$WORK/w-$u" "$WORK/m-$u"
 		"$LFS_MOUNT" -L "$WORK/layers" -o "upperdir=$WORK/u-$u,workdir=$WORK/w-$u,nameindex=$u" "$WORK/m-$u"
 		(
@@ -117,10 +168,12 @@ deep_pair() {
 	done
 	# the two mounts were written seconds apart, in two upper
 	# directories: inode numbers and times of what they made differ
-	same_answers 64 "$WORK/m-on" "$WORK/m-off" 's/ ino=[0-9]+//; s/ mtime=[0-9.]+//'
-	run "$PROBE" stat "$WORK/m-on/d1/f1" "$WORK/m-on/all/sub/s0" "$WORK/m-on/d4/moved"
-	[ "${lines[0]}" = "$WORK/m-on/d1/f1: ENOENT" ]
-	[ "${lines[1]}" = "$WORK/m-on/all/sub/s0: ENOENT" ]
-	[[ ${lines[2]} == "$WORK/m-on/d4/moved ino="* ]]
-	diff -u <("$PROBE" dump "$WORK/u-on") <("$PROBE" dump "$WORK/u-off")
+	for u in eager on; do
+		same_answers 64 "$WORK/m-$u" "$WORK/m-off" 's/ ino=[0-9]+//; s/ mtime=[0-9.]+//'
+		diff -u <("$PROBE" dump "$WORK/u-$u") <("$PROBE" dump "$WORK/u-off")
+	done
+	run "$PROBE" stat "$WORK/m-eager/d1/f1" "$WORK/m-eager/all/sub/s0" "$WORK/m-eager/d4/moved"
+	[ "${lines[0]}" = "$WORK/m-eager/d1/f1: ENOENT" ]
+	[ "${lines[1]}" = "$WORK/m-eager/all/sub/s0: ENOENT" ]
+	[[ ${lines[2]} == "$WORK/m-eager/d4/moved ino="* ]]
 }

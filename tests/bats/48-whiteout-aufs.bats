@@ -141,10 +141,10 @@ expect_layer() {
 	lfs_workdir tmpfs
 	aufs_stack
 	mkdir "$WORK/off" "$WORK/native"
-	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$LOWER,whiteout=aufs"
+	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$LOWER,whiteout=aufs,nameindex=eager"
 	mount -t layerfs none "$WORK/off" -o "lowerdir=$LOWER,whiteout=aufs,nameindex=off"
 	mount -t layerfs none "$WORK/native" -o "lowerdir=$LOWER"
-	grep -q " $WORK/mnt layerfs ro,.*,whiteout=aufs" /proc/mounts
+	grep -q " $WORK/mnt layerfs ro,.*,nameindex=eager,whiteout=aufs" /proc/mounts
 	expect_tree "$WORK/mnt" "$(aufs_expected)"
 	diff -u <("$PROBE" dump "$WORK/mnt") <("$PROBE" dump "$WORK/off")
 	run "$PROBE" stat $(aufs_probes | sed "s|^|$WORK/mnt/|")
@@ -182,7 +182,7 @@ expect_layer() {
 	deep_layers $n | sed "s|^$WORK/|$WORK/aufs/|" >"$WORK/aufs.layers"
 	mkdir "$WORK/on" "$WORK/off"
 	"$LFS_MOUNT" -L "$WORK/nat.layers" "$WORK/mnt"
-	"$LFS_MOUNT" -L "$WORK/aufs.layers" -o whiteout=aufs "$WORK/on"
+	"$LFS_MOUNT" -L "$WORK/aufs.layers" -o whiteout=aufs,nameindex=eager "$WORK/on"
 	"$LFS_MOUNT" -L "$WORK/aufs.layers" -o whiteout=aufs,nameindex=off "$WORK/off"
 	# every name of the spec, names in no layer, .wh. names
 	for ((m = 0; m < n; m += 3)); do
@@ -278,12 +278,12 @@ f var/new2/n n
 f var/cache/.wh.c3
 f .wh.opt'
 
-@test "whiteout=aufs writes .wh. files and .wh..wh..opq in the upper layer, the same with the index on and off, on tmpfs and ext4; a remount shows the same tree" {
+@test "whiteout=aufs writes .wh. files and .wh..wh..opq in the upper layer, the same with the index on, eager and off, on tmpfs and ext4; a remount shows the same tree" {
 	local fs ix before
 	for fs in "${LFS_FILESYSTEMS[@]}"; do
 		lfs_workdir "$fs"
 		aufs_stack
-		for ix in on off; do
+		for ix in on eager off; do
 			mkdir "$WORK/u-$ix" "$WORK/w-$ix" "$WORK/m-$ix"
 			mount -t layerfs none "$WORK/m-$ix" -o "lowerdir=$LOWER,upperdir=$WORK/u-$ix,workdir=$WORK/w-$ix,whiteout=aufs,nameindex=$ix"
 			"$PROBE" ops "$WORK/m-$ix" <<<"$AUFS_WRITES"
@@ -294,8 +294,10 @@ f .wh.opt'
 size etc/.wh.passwd => 0
 mode usr/share/doc/.wh..wh..opq => 600
 owner .wh.opt => 0:0'
-		diff -u <("$PROBE" dump "$WORK/u-on") <("$PROBE" dump "$WORK/u-off")
-		diff -u <("$PROBE" dump "$WORK/m-on") <("$PROBE" dump "$WORK/m-off")
+		for ix in on eager; do
+			diff -u <("$PROBE" dump "$WORK/u-$ix") <("$PROBE" dump "$WORK/u-off")
+			diff -u <("$PROBE" dump "$WORK/m-$ix") <("$PROBE" dump "$WORK/m-off")
+		done
 		before=$("$PROBE" dump "$WORK/m-on")
 		[[ $before == *$'\n'"usr/share/doc/fresh - 644 "* ]]
 		[[ $before != *"usr/share/doc/more"* ]]

@@ -86,9 +86,6 @@ if [ "${LFS_SCRATCH_KEEP:-0}" = 1 ]; then
 		echo "run: LFS_SCRATCH_KEEP=1 but no scratch image at $scratch" >&2
 		exit 1
 	}
-else
-	rm -f "$scratch"
-	truncate -s "${VM_DISK:-4G}" "$scratch"
 fi
 # trees too slow to build in the guest, made once on the host
 fixtures=$repo/build/fixtures
@@ -100,8 +97,69 @@ if [ ! -f "$fixtures/.stamp" ] || [ "$gen" -nt "$fixtures/.stamp" ] ||
 	"$gen" "$fixtures/fixtures" || exit 1
 	touch "$fixtures/.stamp"
 fi
-[ "${LFS_SCRATCH_KEEP:-0}" = 1 ] ||
-	mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 -d "$fixtures" "$scratch"
+
+# 55-images reads the debian and deep images as an oci2ovl layer store.
+# Importing them in the guest takes minutes under TCG: import them once on
+# the host, and put the store on the scratch disk (at images-55/) only for
+# runs that include 55-images.  The store names its layers by relative
+# paths, so it works where the guest finds it.
+imported=$repo/build/fixtures-images-55
+lfs_import_images() {
+	local img dir=$repo/build/images oci2ovl=$repo/build/bin/oci2ovl
+	[ -x "$oci2ovl" ] && [ -f "$dir/debian/index.json" ] &&
+		[ -f "$dir/deep/index.json" ] || return 0
+	if [ -f "$imported/.stamp" ] && [ "$oci2ovl" -ot "$imported/.stamp" ] &&
+		[ "$dir/debian/index.json" -ot "$imported/.stamp" ] &&
+		[ "$dir/deep/index.json" -ot "$imported/.stamp" ]; then
+		return 0
+	fi
+	rm -rf "$imported"
+	mkdir -p "$imported"
+	for img in debian deep; do
+		OCI2OVL_STORE=$imported/store "$oci2ovl" import --whiteout chardev \
+			--no-sync "$dir/$img:latest" --name "$img" >/dev/null || return 1
+	done
+	touch "$imported/.stamp"
+}
+with_images=0
+case " ${tests[*]} " in
+*" tests/bats/55-images.bats "*)
+	lfs_import_images || { echo "run: importing the images for 55-images failed" >&2; exit 1; }
+	[ -f "$imported/.stamp" ] && with_images=1
+	;;
+esac
+
+# The scratch disk starts as a copy of a base image, made once for each
+# size and content: mkfs.ext4 -d of the fixtures' 100k+ names takes a
+# minute, a sparse copy a second.
+lfs_scratch_base() {
+	local base=$1 size=$2 tmp=$1.tmp.$$ rc
+	if [ -f "$base" ] && [ "$fixtures/.stamp" -ot "$base" ] &&
+		{ [ $with_images = 0 ] || [ "$imported/.stamp" -ot "$base" ]; }; then
+		return 0
+	fi
+	rm -f "$base"
+	truncate -s "$size" "$tmp" || return 1
+	# the store joins the fixtures by a rename there and back
+	[ $with_images = 0 ] || mv "$imported" "$fixtures/images-55" || return 1
+	mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 -d "$fixtures" "$tmp"
+	rc=$?
+	[ $with_images = 0 ] || mv "$fixtures/images-55" "$imported" || rc=1
+	if [ $rc != 0 ]; then
+		rm -f "$tmp"
+		return 1
+	fi
+	mv "$tmp" "$base"
+}
+if [ "${LFS_SCRATCH_KEEP:-0}" != 1 ]; then
+	base=$repo/build/scratch-base-${VM_DISK:-4G}$([ $with_images = 0 ] || echo -images).img
+	lfs_scratch_base "$base" "${VM_DISK:-4G}" || {
+		echo "run: making the scratch disk failed" >&2
+		exit 1
+	}
+	rm -f "$scratch"
+	cp --sparse=always "$base" "$scratch" || exit 1
+fi
 
 cmdline="console=ttyS0 loglevel=5 root=root rootfstype=9p ro acpi=noirq tsc=unstable"
 cmdline+=" rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=512000"

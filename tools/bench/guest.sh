@@ -198,6 +198,15 @@ for d in $depths_all $depths_layerfs; do
 		bench_die "mkstack $d"
 done
 
+# the same stacks on tmpfs (issue #9's own measure): there a cold cache
+# drops no lower dentry, so what stays is the stacking filesystem's cost
+mkdir -p "$base/tmpfs" && mount -t tmpfs -o size=1G bench-tmpfs "$base/tmpfs" ||
+	bench_die "tmpfs for the stacks"
+for d in $depths_all $depths_layerfs; do
+	"$bench" mkstack "$base/tmpfs/depth/$d" "$d" "$lookup_names" ||
+		bench_die "mkstack $d on tmpfs"
+done
+
 bench_phase "setup: $spread_names names in one directory over 500 and 8 layers"
 for d in 500 8 0; do
 	"$bench" mkspread "$base/spread/$d" $d $spread_names || bench_die "mkspread $d"
@@ -263,6 +272,23 @@ for d in $depths_all $depths_layerfs; do
 	done
 done
 
+# the same on tmpfs layers: stat only (mount time is measured above)
+bench_phase "3. stack depth, tmpfs layers"
+for d in $depths_all $depths_layerfs; do
+	systems="$SYSTEMS"
+	case " $depths_layerfs " in *" $d "*) systems="$layerfs_only raw" ;; esac
+	st=$base/tmpfs/depth/$d
+	n=$lookup_names
+	# shellcheck disable=SC2086
+	bench_sysfile "$sysd/depth-tmpfs-$d" "$st/layers" "$st/$d" 0 $systems
+	for m in cold warm; do
+		rounds=1
+		[ $m = warm ] && rounds=$(((2000 + n - 1) / n))
+		bench_run $m lookup-bottom-tmpfs "$d" "$sysd/depth-tmpfs-$d" stat-names d b "$n" exist $rounds
+		bench_run $m lookup-absent-tmpfs "$d" "$sysd/depth-tmpfs-$d" stat-names d n "$n" absent $rounds
+	done
+done
+
 # ---- 4. data ----
 bench_phase "4. data"
 # shellcheck disable=SC2086
@@ -302,6 +328,7 @@ bench_phase "done"
 for s in $stacked; do
 	mountpoint -q "$base/mnt/$s" && umount "$base/mnt/$s"
 done
+umount "$base/tmpfs"
 # nothing may be left mounted, or the module cannot unload
 ! grep -q " $base/" /proc/mounts || bench_note "mounts left behind: $(grep " $base/" /proc/mounts)"
 exit 0

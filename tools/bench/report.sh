@@ -47,6 +47,8 @@ the ratio against it is then a bound. *cold*: a fresh
 mount after `echo 3 >/proc/sys/vm/drop_caches`; *warm*: the same mount
 after one untimed pass; *fresh*: a fresh mount with an empty upper layer,
 caches dropped. raw is the flattened tree on the same ext4 filesystem.
+Rows named `*-tmpfs` use the same stacks on tmpfs, where dropping caches
+frees no lower dentry: they show the stacking filesystem's own cost.
 EOF
 	if [ -s "$out/bench-notes.txt" ]; then
 		echo
@@ -289,7 +291,7 @@ END {
 			depth[j + 1] = depth[j]
 		depth[j + 1] = x
 	}
-	nplot = split("lookup-bottom lookup-absent mount", pw, " ")
+	nplot = split("lookup-bottom lookup-absent lookup-bottom-tmpfs lookup-absent-tmpfs mount", pw, " ")
 	for (q = 1; q <= nplot; q++)
 		for (c = 1; c <= 2; c++) {
 			m = c == 1 ? "cold" : "warm"
@@ -345,6 +347,10 @@ if command -v gnuplot >/dev/null; then
 	plot_one lookup-bottom-warm "stat of a name in the bottom layer, warm cache" "µs per stat"
 	plot_one lookup-absent-cold "stat of a name in no layer, cold cache" "µs per stat"
 	plot_one lookup-absent-warm "stat of a name in no layer, warm cache" "µs per stat"
+	plot_one lookup-bottom-tmpfs-cold "tmpfs layers: stat of a name in the bottom layer, cold cache" "µs per stat"
+	plot_one lookup-bottom-tmpfs-warm "tmpfs layers: stat of a name in the bottom layer, warm cache" "µs per stat"
+	plot_one lookup-absent-tmpfs-cold "tmpfs layers: stat of a name in no layer, cold cache" "µs per stat"
+	plot_one lookup-absent-tmpfs-warm "tmpfs layers: stat of a name in no layer, warm cache" "µs per stat"
 	plot_one mount-cold "mount time, cold cache" "ms"
 	plot_one mount-warm "mount time, warm cache" "ms"
 else
@@ -356,7 +362,8 @@ fi
 	echo "## Plots"
 	echo
 	for p in lookup-bottom-cold lookup-bottom-warm lookup-absent-cold \
-		lookup-absent-warm mount-cold mount-warm; do
+		lookup-absent-warm lookup-bottom-tmpfs-cold lookup-bottom-tmpfs-warm \
+		lookup-absent-tmpfs-cold lookup-absent-tmpfs-warm mount-cold mount-warm; do
 		[ -f "$plots/$p.png" ] && echo "![$p](plots/$p.png)"
 	done
 	echo

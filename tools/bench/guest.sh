@@ -200,7 +200,8 @@ done
 
 # the same stacks on tmpfs (issue #9's own measure): there a cold cache
 # drops no lower dentry, so what stays is the stacking filesystem's cost
-mkdir -p "$base/tmpfs" && mount -t tmpfs -o size=1G bench-tmpfs "$base/tmpfs" ||
+mkdir -p "$base/tmpfs" && mount -t tmpfs -o size=1G bench-tmpfs "$base/tmpfs" &&
+	mkdir "$base/tmpfs/depth" ||
 	bench_die "tmpfs for the stacks"
 for d in $depths_all $depths_layerfs; do
 	"$bench" mkstack "$base/tmpfs/depth/$d" "$d" "$lookup_names" ||

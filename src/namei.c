@@ -205,6 +205,61 @@ int lfs_read_origin(struct dentry *upper, struct lfs_origin *origin)
 	return 0;
 }
 
+/* Room for a few real objects on the stack, to size the entry exactly. */
+#define LFS_WALK_ONSTACK	8
+
+struct lfs_walk_buf {
+	struct lfs_entry e;
+	struct lfs_real real[LFS_WALK_ONSTACK];
+};
+
+/*
+ * The lower objects a walk collects.  Most names are found in one layer
+ * or a few, so the room starts small and doubles when a directory merges
+ * more: a lookup costs what it finds, not the depth of its parent.
+ * @e starts as @buf (the caller's, on its stack) or on the heap
+ * (lfs_parts_alloc()); the caller frees what @e is in the end.
+ */
+struct lfs_parts {
+	struct lfs_entry *e;
+	unsigned int room;		/* slots in e->real[] */
+	struct lfs_entry *buf;		/* the caller's buffer, or NULL */
+};
+
+static int lfs_parts_alloc(struct lfs_parts *p)
+{
+	p->buf = NULL;
+	p->room = LFS_WALK_ONSTACK;
+	p->e = lfs_entry_alloc(p->room);
+	return p->e ? 0 : -ENOMEM;
+}
+
+/* Append a real object; the parts take over the reference to @real. */
+static int lfs_parts_add(struct lfs_parts *p, struct dentry *real,
+			 struct lfs_layer *layer, unsigned int flags)
+{
+	struct lfs_entry *e = p->e;
+
+	if (e->nr == p->room) {
+		e = lfs_entry_alloc(2 * p->room);
+		if (!e)
+			return -ENOMEM;
+		e->upper = p->e->upper;
+		e->flags = p->e->flags;
+		e->nr = p->e->nr;
+		memcpy(e->real, p->e->real, e->nr * sizeof(e->real[0]));
+		if (p->e != p->buf)
+			kvfree(p->e);
+		p->e = e;
+		p->room *= 2;
+	}
+	e->real[e->nr].dentry = real;
+	e->real[e->nr].layer = layer;
+	e->real[e->nr].flags = flags;
+	e->nr++;
+	return 0;
+}
+
 /*
  * One instance of the parent during a walk: the object named @name there
  * (*@realp, NULL if none), and whether its aufs whiteout @wh is there too
@@ -248,18 +303,18 @@ static int lfs_walk_instance(const struct lfs_ni_cursor *c,
  */
 static int lfs_lookup_lowers(const struct lfs_sb *sbi, struct lfs_entry *pe,
 			     const struct qstr *name, const struct qstr *wh,
-			     struct lfs_entry *e, bool below_dir)
+			     struct lfs_parts *p, bool below_dir)
 {
 	struct lfs_ni_cursor c;
 	unsigned int i;
 	int err = 0;
 
-	e->nr = 0;
+	p->e->nr = 0;
 	lfs_ni_start(&c, sbi, pe);
 	for (i = lfs_ni_first(&c, pe->nr, name); i < pe->nr;
 	     i = lfs_ni_next(&c, pe->nr, i)) {
 		const struct lfs_real *parent = &pe->real[i];
-		bool first = !below_dir && !e->nr;
+		bool first = !below_dir && !p->e->nr;
 		struct dentry *real;
 		unsigned int flags = 0;
 		int opaque = 0, hidden;
@@ -292,10 +347,11 @@ static int lfs_lookup_lowers(const struct lfs_sb *sbi, struct lfs_entry *pe,
 				break;
 			}
 		}
-		e->real[e->nr].dentry = real;
-		e->real[e->nr].layer = parent->layer;
-		e->real[e->nr].flags = flags;
-		e->nr++;
+		err = lfs_parts_add(p, real, parent->layer, flags);
+		if (err) {
+			dput(real);
+			break;
+		}
 		/* beside its own whiteout, a directory is the last part */
 		if (!d_is_dir(real) || opaque || hidden)
 			break;
@@ -318,9 +374,9 @@ static void lfs_entry_put_lowers(struct lfs_entry *e)
 static struct lfs_entry *lfs_lookup_abs_redirect(struct super_block *sb,
 						 const char *path)
 {
-	struct lfs_entry *root = LFS_E(sb->s_root), *cur = NULL, *next;
+	struct lfs_entry *root = LFS_E(sb->s_root), *cur = NULL;
 	const struct lfs_sb *sbi = LFS_SB(sb);
-	unsigned int nr = sbi->nr_layers;
+	struct lfs_parts next;
 	struct qstr wh;
 	int err = 0;
 
@@ -336,20 +392,18 @@ static struct lfs_entry *lfs_lookup_abs_redirect(struct super_block *sb,
 			err = -EINVAL;
 			break;
 		}
-		next = lfs_entry_alloc(nr);
-		if (!next) {
-			err = -ENOMEM;
+		err = lfs_parts_alloc(&next);
+		if (err)
 			break;
-		}
 		/* a passing entry: not worth an index */
-		set_bit(LFS_E_NO_INDEX, &next->flags);
+		set_bit(LFS_E_NO_INDEX, &next.e->flags);
 		err = lfs_walk_wh_name(sbi, &name, &wh);
 		if (!err)
 			err = lfs_lookup_lowers(sbi, cur ? cur : root, &name, &wh,
-						next, false);
+						&next, false);
 		kfree(wh.name);
 		lfs_entry_free(cur);
-		cur = next;
+		cur = next.e;
 		if (err)
 			break;
 		if (!cur->nr || !d_is_dir(cur->real[0].dentry)) {
@@ -403,6 +457,7 @@ static struct lfs_entry *lfs_lookup_redirect(struct super_block *sb,
 					     struct lfs_entry *pe,
 					     const char *redirect)
 {
+	struct lfs_parts parts;
 	struct lfs_entry *e;
 	struct qstr name, wh;
 	int err;
@@ -412,13 +467,13 @@ static struct lfs_entry *lfs_lookup_redirect(struct super_block *sb,
 	name = (struct qstr)QSTR_INIT(redirect, strlen(redirect));
 	if (strchr(redirect, '/'))
 		return ERR_PTR(-EIO);
-	e = lfs_entry_alloc(max(pe->nr, 1U));
-	if (!e)
+	if (lfs_parts_alloc(&parts))
 		return ERR_PTR(-ENOMEM);
 	err = lfs_walk_wh_name(LFS_SB(sb), &name, &wh);
 	if (!err)
-		err = lfs_lookup_lowers(LFS_SB(sb), pe, &name, &wh, e, false);
+		err = lfs_lookup_lowers(LFS_SB(sb), pe, &name, &wh, &parts, false);
 	kfree(wh.name);
+	e = parts.e;
 	if (!err && e->nr && !d_is_dir(e->real[0].dentry))
 		lfs_entry_put_lowers(e);
 	if (err) {
@@ -430,7 +485,7 @@ static struct lfs_entry *lfs_lookup_redirect(struct super_block *sb,
 
 /* the walk's result: an upper object and lower ones */
 struct lfs_walk {
-	struct lfs_entry *e;		/* lower objects; e->upper too */
+	struct lfs_parts parts;		/* lower objects; parts.e->upper too */
 	struct lfs_entry *redirected;	/* lower objects found by a redirect */
 };
 
@@ -445,7 +500,7 @@ static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 			   const struct qstr *wh, struct lfs_walk *w)
 {
 	struct lfs_sb *sbi = LFS_SB(sb);
-	struct lfs_entry *e = w->e;
+	struct lfs_entry *e = w->parts.e;
 	struct lfs_ni_cursor all = {};
 	struct dentry *upper = NULL;
 	unsigned int flags;
@@ -494,7 +549,7 @@ static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 			return 0;
 		}
 	}
-	return lfs_lookup_lowers(sbi, pe, name, wh, e, upper);
+	return lfs_lookup_lowers(sbi, pe, name, wh, &w->parts, upper);
 }
 
 /**
@@ -561,18 +616,10 @@ static struct dentry *lfs_lookup_index(struct super_block *sb,
 	return lfs_index_lookup(sbi, lfs_ino(sbi, r->layer, lower->i_ino), lower);
 }
 
-/* Room for a few real objects on the stack, to size the entry exactly. */
-#define LFS_WALK_ONSTACK	8
-
-struct lfs_walk_buf {
-	struct lfs_entry e;
-	struct lfs_real real[LFS_WALK_ONSTACK];
-};
-
 /* The exact-size entry the dentry keeps; takes the walk's references. */
 static struct lfs_entry *lfs_walk_result(struct lfs_walk *w)
 {
-	struct lfs_entry *src = w->redirected ? w->redirected : w->e;
+	struct lfs_entry *src = w->redirected ? w->redirected : w->parts.e;
 	struct lfs_entry *e;
 
 	e = lfs_entry_alloc(src->nr);
@@ -581,8 +628,8 @@ static struct lfs_entry *lfs_walk_result(struct lfs_walk *w)
 	memcpy(e->real, src->real, src->nr * sizeof(e->real[0]));
 	e->nr = src->nr;
 	src->nr = 0;
-	e->upper = w->e->upper;
-	w->e->upper = NULL;
+	e->upper = w->parts.e->upper;
+	w->parts.e->upper = NULL;
 	return e;
 }
 
@@ -591,8 +638,12 @@ struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 {
 	struct lfs_entry *pe = LFS_E(dentry->d_parent);
 	struct super_block *sb = dir->i_sb;
-	struct lfs_walk_buf onstack;
-	struct lfs_walk w = { .e = &onstack.e };
+	struct lfs_walk_buf onstack = {};
+	struct lfs_walk w = {
+		.parts.e = &onstack.e,
+		.parts.room = LFS_WALK_ONSTACK,
+		.parts.buf = &onstack.e,
+	};
 	struct dentry *index = NULL;
 	struct lfs_entry *e = NULL;
 	const struct cred *old_cred;
@@ -607,18 +658,11 @@ struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 	err = lfs_walk_wh_name(LFS_SB(sb), &dentry->d_name, &wh);
 	if (err)
 		return ERR_PTR(err);
-	if (pe->nr > LFS_WALK_ONSTACK) {
-		w.e = lfs_entry_alloc(pe->nr);
-		if (!w.e) {
-			kfree(wh.name);
-			return ERR_PTR(-ENOMEM);
-		}
-	}
-
 	old_cred = lfs_override_creds(sb);
 	err = lfs_lookup_walk(sb, pe, lfs_upper(dentry->d_parent),
 			      &dentry->d_name, &wh, &w);
-	if (!err && (w.e->upper || w.e->nr || (w.redirected && w.redirected->nr))) {
+	if (!err && (w.parts.e->upper || w.parts.e->nr ||
+		     (w.redirected && w.redirected->nr))) {
 		e = lfs_walk_result(&w);
 		if (!e)
 			err = -ENOMEM;
@@ -634,12 +678,12 @@ struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 
 	kfree(wh.name);
 	lfs_entry_free(w.redirected);
-	dput(w.e->upper);
-	w.e->upper = NULL;
-	if (w.e == &onstack.e)
-		lfs_entry_put_lowers(w.e);
+	dput(w.parts.e->upper);
+	w.parts.e->upper = NULL;
+	if (w.parts.e == &onstack.e)
+		lfs_entry_put_lowers(w.parts.e);
 	else
-		lfs_entry_free(w.e);
+		lfs_entry_free(w.parts.e);
 	if (err)
 		goto out_free;
 	if (!e)

@@ -47,7 +47,7 @@
 /* directories with fewer lower instances are walked in full */
 #define LFS_NI_MIN_INSTANCES	4
 /* walked instances, per instance, that make a directory worth an index */
-#define LFS_NI_BUILD_AFTER	4
+#define LFS_NI_BUILD_AFTER	2
 /* a directory with more names than this is walked in full */
 #define LFS_NI_MAX_NAMES	SZ_1M
 /* end of an occurrence list */

@@ -7,7 +7,10 @@
  * clock_gettime(CLOCK_MONOTONIC): process start is slow in the guest, and a
  * shell loop would measure the shell.  Repetitions are interleaved (rep 1
  * of every system, then rep 2, ...), so that a slow spell of the host
- * weighs on every system alike.
+ * weighs on every system alike, and each repetition starts one system
+ * further down the list, so that no system always follows the same one.
+ * After fuse-overlayfs is unmounted, its daemon's exit is awaited: on one
+ * CPU it would otherwise run into the next system's pass.
  *
  *   lfs-bench [OPTIONS] WORKLOAD [ARG...]
  *
@@ -362,6 +365,27 @@ static pid_t bench_fuse_daemon(const char *root)
 	return pid;
 }
 
+/* has PID exited (reaped or not)? */
+static bool bench_pid_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	/* "PID (COMM) STATE ...": COMM may hold spaces and parentheses */
+	p = strrchr(buf, ')');
+	return !p || !p[1] || p[2] == 'Z' || p[2] == 'X';
+}
+
 static void *bench_watchdog(void *arg)
 {
 	struct bench_sys *s;
@@ -622,16 +646,21 @@ static int bench_mount(struct bench_sys *s, struct bench_res *r)
 
 static int bench_umount(struct bench_sys *s, struct bench_res *r)
 {
+	pid_t daemon;
 	int i;
 
 	if (!s->mounted)
 		return 0;
+	daemon = s->type == BENCH_FUSE ? bench_fuse_daemon(s->root) : 0;
 	for (i = 0; umount2(s->root, i < 100 ? 0 : MNT_DETACH); i++) {
 		if (errno != EBUSY || i == 100)
 			return bench_fail(r, errno, "umount %s", s->root);
 		usleep(20000);
 	}
 	s->mounted = false;
+	/* the daemon's exit is part of its system's cost, not the next one's */
+	for (i = 0; daemon > 0 && !bench_pid_gone(daemon) && i < 10000; i++)
+		usleep(1000);
 	return 0;
 }
 
@@ -1612,7 +1641,7 @@ int main(int argc, char **argv)
 	enum bench_mode mode = BENCH_WARM;
 	const struct bench_op *op = NULL;
 	struct bench_ctx c = { 0 };
-	int reps = 5, nsys, i, rep, opt, failed = 0;
+	int reps = 5, nsys, i, j, rep, opt, failed = 0;
 	ssize_t n;
 	size_t k;
 
@@ -1701,9 +1730,11 @@ int main(int argc, char **argv)
 		for (i = 0; i < nsys; i++)
 			bench_pass(op, &c, &sys[i], mode, -1, false);
 	for (rep = 0; rep < reps; rep++)
-		for (i = 0; i < nsys; i++)
+		for (j = 0; j < nsys; j++) {
+			i = (rep + j) % nsys;
 			if (!sys[i].failed)
 				bench_pass(op, &c, &sys[i], mode, rep, true);
+		}
 	for (i = 0; i < nsys; i++) {
 		struct bench_res r = { 0 };
 

@@ -7,8 +7,9 @@
  * clock_gettime(CLOCK_MONOTONIC): process start is slow in the guest, and a
  * shell loop would measure the shell.  Repetitions are interleaved (rep 1
  * of every system, then rep 2, ...), so that a slow spell of the host
- * weighs on every system alike, and each repetition starts one system
- * further down the list, so that no system always follows the same one.
+ * weighs on every system alike, and each repetition runs the systems in
+ * another order (bench_order()), so that no system always follows the
+ * same one.
  * After fuse-overlayfs is unmounted, its daemon's exit is awaited: on one
  * CPU it would otherwise run into the next system's pass.
  *
@@ -1311,6 +1312,31 @@ static void bench_row(struct bench_sys *s, enum bench_mode mode, int rep,
 	fflush(bench_out);
 }
 
+/*
+ * The order of the systems in repetition REP.  Under TCG what ran just
+ * before a pass weighs on it (fuse-overlayfs's daemon runs much code of
+ * its own), so no system may always follow the same one, as it would in
+ * a fixed order or a rotation of one.  The rows of a balanced Latin square
+ * (r, r+1, r-1, r+2, r-2, ... mod N) put every system right after every
+ * other once in N repetitions when N is even; for odd N the next N rows
+ * are the same ones reversed.
+ */
+static void bench_order(int rep, int nsys, int *order)
+{
+	int j, w, t;
+
+	for (j = 0; j < nsys; j++) {
+		w = j % 2 ? (j + 1) / 2 : nsys - j / 2;
+		order[j] = (rep + w) % nsys;
+	}
+	if (nsys % 2 && (rep / nsys) % 2)
+		for (j = 0; j < nsys / 2; j++) {
+			t = order[j];
+			order[j] = order[nsys - 1 - j];
+			order[nsys - 1 - j] = t;
+		}
+}
+
 /* one pass on one system; TIMED says whether this is a repetition */
 static int bench_pass(const struct bench_op *op, struct bench_ctx *c,
 		      struct bench_sys *s, enum bench_mode mode, int rep,
@@ -1642,6 +1668,7 @@ int main(int argc, char **argv)
 	const struct bench_op *op = NULL;
 	struct bench_ctx c = { 0 };
 	int reps = 5, nsys, i, j, rep, opt, failed = 0;
+	int order[BENCH_MAX_SYS];
 	ssize_t n;
 	size_t k;
 
@@ -1729,12 +1756,14 @@ int main(int argc, char **argv)
 	if (mode == BENCH_WARM && !op->writes)
 		for (i = 0; i < nsys; i++)
 			bench_pass(op, &c, &sys[i], mode, -1, false);
-	for (rep = 0; rep < reps; rep++)
+	for (rep = 0; rep < reps; rep++) {
+		bench_order(rep, nsys, order);
 		for (j = 0; j < nsys; j++) {
-			i = (rep + j) % nsys;
+			i = order[j];
 			if (!sys[i].failed)
 				bench_pass(op, &c, &sys[i], mode, rep, true);
 		}
+	}
 	for (i = 0; i < nsys; i++) {
 		struct bench_res r = { 0 };
 

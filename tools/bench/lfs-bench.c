@@ -10,8 +10,8 @@
  * weighs on every system alike, and each repetition runs the systems in
  * another order (bench_order()), so that no system always follows the
  * same one.
- * After fuse-overlayfs is unmounted, its daemon's exit is awaited: on one
- * CPU it would otherwise run into the next system's pass.
+ * After fuse-overlayfs is unmounted, its daemon's exit is awaited, so that
+ * it cannot run into the next system's pass on the guest's one CPU.
  *
  *   lfs-bench [OPTIONS] WORKLOAD [ARG...]
  *
@@ -1313,10 +1313,11 @@ static void bench_row(struct bench_sys *s, enum bench_mode mode, int rep,
 }
 
 /*
- * The order of the systems in repetition REP.  Under TCG what ran just
- * before a pass weighs on it (fuse-overlayfs's daemon runs much code of
- * its own), so no system may always follow the same one, as it would in
- * a fixed order or a rotation of one.  The rows of a balanced Latin square
+ * The order of the systems in repetition REP.  What ran just before a
+ * pass can weigh on it (measured: layerfs's cold mounts right after
+ * fuse-overlayfs's, even with its daemon gone; the cause is not known),
+ * so no system may always follow the same one, as it would in a fixed
+ * order or a rotation of one.  The rows of a balanced Latin square
  * (r, r+1, r-1, r+2, r-2, ... mod N) put every system right after every
  * other once in N repetitions when N is even; for odd N the next N rows
  * are the same ones reversed.

@@ -6,11 +6,20 @@
 #   vm/run.sh script FILE [ARG...]  run one guest script (repo-relative or
 #                                   absolute path under the repo); its exit
 #                                   status is the result
+#   vm/run.sh prepare [BATS_FILE...] only make what a test guest of those
+#                                   suites boots with (fixtures, the image
+#                                   store, the scratch disk's base image),
+#                                   so that guests started together find
+#                                   it made (vm/run-suites.sh)
 #
 # Environment:
 #   LFS_CACHE     kernel cache (default $HOME/.cache/layerfs)
 #   FLAVOUR       debug (default) or perf
-#   VM_TIMEOUT    seconds before a test guest counts as hung (default 3600)
+#   VM_TIMEOUT    seconds before a guest counts as hung (default 2700); the
+#                 guest itself stops its suites a quarter of that (at most
+#                 300 s) earlier, so that it still reports what it saw
+#   LFS_TEST_TIMEOUT  seconds one bats test may take (default 900)
+#   LFS_RUN_LIMIT seconds the suites may take together (default: above)
 #   VM_MEM, VM_CPUS  guest memory and CPUs (default 2G, 2)
 #   LFS_KVM=1     use KVM instead of TCG (nested KVM hangs on our machines)
 #   LFS_SELFTEST  harness self-tests, see vm/guest/init
@@ -31,8 +40,11 @@
 #
 # Exits 0 only when every test passed, the module unloaded, and the kernel
 # reported nothing: no BUG/WARNING/KASAN/UBSAN/lockdep/Oops/hung task
-# (vm/scan-klog.sh), no taint besides out-of-tree/unsigned module, lockdep
-# still enabled, no kmemleak report. The last line is "N passed, M failed".
+# (vm/scan-klog.sh over the whole console, the guest's dmesg and its
+# /dev/kmsg record), no taint besides out-of-tree/unsigned module, no task
+# left in D state, and on the debug kernel lockdep and kmemleak still live
+# at the end with no kmemleak report. The last line is
+# "N passed, M failed, K skipped".
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,7 +55,9 @@ cache=${LFS_CACHE:-$HOME/.cache/layerfs}
 flavour=${FLAVOUR:-debug}
 kernel=$cache/build-$flavour/arch/x86/boot/bzImage
 res=${LFS_RESULTS:-$repo/build/vm-results}
-timeout_s=${VM_TIMEOUT:-3600}
+timeout_s=${VM_TIMEOUT:-2700}
+margin=$((timeout_s / 4 < 300 ? timeout_s / 4 : 300))
+run_limit=${LFS_RUN_LIMIT:-$((timeout_s - margin))}
 
 [ -f "$kernel" ] || {
 	echo "run: no kernel at $kernel: run 'make kernel'" >&2
@@ -71,14 +85,16 @@ for t in "$@"; do
 	}
 	tests+=("$t")
 done
-if [ ${#tests[@]} = 0 ] && [ "$mode" = test ]; then
+if [ ${#tests[@]} = 0 ] && { [ "$mode" = test ] || [ "$mode" = prepare ]; }; then
 	for t in "$repo"/tests/bats/*.bats; do
 		tests+=("${t#"$repo"/}")
 	done
 fi
 
-rm -rf "$res"
-mkdir -p "$res"
+if [ "$mode" != prepare ]; then
+	rm -rf "$res"
+	mkdir -p "$res"
+fi
 scratch=${LFS_SCRATCH:-${res%/}.scratch.img}
 expect_reset=${LFS_EXPECT_RESET:-0}
 if [ "${LFS_SCRATCH_KEEP:-0}" = 1 ]; then
@@ -157,6 +173,7 @@ if [ "${LFS_SCRATCH_KEEP:-0}" != 1 ]; then
 		echo "run: making the scratch disk failed" >&2
 		exit 1
 	}
+	[ "$mode" != prepare ] || exit 0
 	rm -f "$scratch"
 	cp --sparse=always "$base" "$scratch" || exit 1
 fi
@@ -166,6 +183,8 @@ cmdline+=" rootflags=trans=virtio,version=9p2000.L,cache=loose,msize=512000"
 cmdline+=" init=$repo/vm/guest/init panic=-1 LFS_REPO=$repo LFS_MODE=$mode"
 cmdline+=" LFS_TESTS=$(IFS=:; echo "${tests[*]}")"
 [ -n "${LFS_SELFTEST:-}" ] && cmdline+=" LFS_SELFTEST=$LFS_SELFTEST"
+cmdline+=" LFS_RUN_LIMIT=$run_limit"
+[ -n "${LFS_TEST_TIMEOUT:-}" ] && cmdline+=" LFS_TEST_TIMEOUT=$LFS_TEST_TIMEOUT"
 [ -n "$script" ] && cmdline+=" LFS_SCRIPT=$script"
 [ -n "${LFS_MODULE:-}" ] && cmdline+=" LFS_MODULE=$LFS_MODULE"
 [ -n "${LFS_KO:-}" ] && cmdline+=" LFS_KO=$LFS_KO"
@@ -199,86 +218,7 @@ timeout -k 10 "$timeout_s" "${qemu[@]}" -display none -monitor none -serial stdi
 qemu_rc=${PIPESTATUS[0]}
 echo "vm: guest ran $(($(date +%s) - start)) s" >"$res/time"
 
-problems=()
-if [ "$qemu_rc" = 124 ] || [ "$qemu_rc" = 137 ]; then
-	problems+=("guest did not finish within ${timeout_s}s (hung)")
-elif [ "$qemu_rc" != 0 ]; then
-	problems+=("qemu exited with status $qemu_rc")
-fi
-if [ "$expect_reset" = 1 ]; then
-	# a reset ends qemu (-no-reboot) before the guest can report anything
-	[ -f "$res/guest-done" ] && problems+=("guest finished instead of resetting")
-	[ -f "$res/reset-armed" ] || problems+=("guest did not arm the reset")
-	grep -aq 'sysrq: Resetting' "$res/console.log" ||
-		problems+=("console does not show the sysrq reset")
-else
-	[ -f "$res/guest-done" ] || problems+=("guest did not report completion")
-fi
-
-# kernel lines on the console (they carry a timestamp) and the full log
-grep -a '^\[ *[0-9]*\.[0-9]*\]' "$res/console.log" >"$res/console-kernel"
-if ! "$here/scan-klog.sh" "$res/console-kernel" "$res/dmesg" >"$res/klog-findings"; then
-	problems+=("kernel log reports problems: see $res/klog-findings")
-	sed 's/^/  /' "$res/klog-findings" | head -n 20 >&2
-fi
-if [ -f "$res/insmod.rc" ] && [ "$(cat "$res/insmod.rc")" != 0 ]; then
-	problems+=("insmod failed")
-fi
-if [ "$expect_reset" != 1 ] && [ -f "$res/insmod.rc" ] &&
-	[ "$(cat "$res/rmmod.rc" 2>/dev/null)" != 0 ]; then
-	problems+=("module did not unload")
-fi
-if [ -f "$res/tainted" ]; then
-	taint=$(cat "$res/tainted")
-	# ignore O (out-of-tree, bit 12) and E (unsigned, bit 13)
-	[ $((taint & ~(1 << 12 | 1 << 13))) = 0 ] || problems+=("kernel tainted: $taint")
-fi
-if [ -s "$res/debug_locks" ] && ! grep -q 'debug_locks: *1' "$res/debug_locks"; then
-	problems+=("lockdep turned itself off (debug_locks 0)")
-fi
-if [ -s "$res/kmemleak" ]; then
-	problems+=("kmemleak reports leaks: see $res/kmemleak")
-	head -n 20 "$res/kmemleak" >&2
-fi
-
-if [ "$mode" = script ]; then
-	src=$(cat "$res/script.rc" 2>/dev/null || echo none)
-	# a guest that reset as it was meant to leaves no exit status
-	[ "$src" = 0 ] || { [ "$expect_reset" = 1 ] && [ "$src" = none ]; } ||
-		problems+=("guest script $script exited with status $src")
-	if [ ${#problems[@]} != 0 ]; then
-		for p in "${problems[@]}"; do
-			echo "vm: FAIL: $p" >&2
-		done
-		exit 1
-	fi
-	exit 0
-fi
-
-passed=0 failed=0 skipped=0 planned=0
-if [ -f "$res/tap" ]; then
-	planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$res/tap" | head -n 1)
-	passed=$(grep -c '^ok ' "$res/tap")
-	skipped=$(grep -c '^ok .*# skip' "$res/tap")
-	failed=$(grep -c '^not ok ' "$res/tap")
-	passed=$((passed - skipped))
-fi
-planned=${planned:-0}
-[ "$failed" = 0 ] || problems+=("$failed test(s) failed")
-if [ "$((passed + failed + skipped))" != "$planned" ]; then
-	problems+=("bats planned $planned tests but reported $((passed + failed + skipped))")
-	failed=$((planned > passed + skipped ? planned - passed - skipped : failed + 1))
-fi
-[ -f "$res/bats.rc" ] && [ "$(cat "$res/bats.rc")" != 0 ] && [ "$failed" = 0 ] &&
-	problems+=("bats exited with status $(cat "$res/bats.rc")")
-
-if [ ${#problems[@]} != 0 ]; then
-	for p in "${problems[@]}"; do
-		echo "vm: FAIL: $p" >&2
-	done
-	# a run that failed outside the tests counts as one more failure
-	[ "$failed" = 0 ] && failed=1
-fi
-[ "$skipped" = 0 ] || echo "vm: $skipped skipped"
-echo "$passed passed, $failed failed"
-[ ${#problems[@]} = 0 ]
+echo "$qemu_rc" >"$res/qemu.rc"
+[ "$mode" != script ] || tests=("$script")
+LFS_EXPECT_RESET=$expect_reset FLAVOUR=$flavour VM_TIMEOUT=$timeout_s \
+	exec "$here/judge.sh" "$mode" "$res" "${tests[@]}"

@@ -22,6 +22,9 @@ patterns=(
 	'possible (circular|recursive) locking'
 	'inconsistent lock state'
 	'suspicious RCU usage'
+	'turning off the locking correctness validator'
+	'memory leak detector disabled'
+	'Kmemleak disabled'
 	'list_(add|del) corruption'
 )
 re=$(IFS='|'; echo "${patterns[*]}")

@@ -1,11 +1,21 @@
 #!/bin/bash
-# 'make test': install, build, run the host tests and the guest suites,
-# print phase timings, and end with one line "N passed, M failed".
+# 'make test' (and 'make test-quick' with --quick): install, build, run the
+# host tests and the guest suites, print what each suite and the slowest
+# tests cost and the phase timings, and end with one line
+# "N passed, M failed, K skipped in W min S s".
+#
+# --quick: the host tests except those that boot guests, and the guest's
+# smoke and core suites (LFS_QUICK_SUITES), for the edit-test loop.
+# LFS_BUDGET (seconds, default 1800): a run slower than that warns, unless
+# it had to build the kernel.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 cd "$repo" || exit 1
 mkdir -p build
+start=$SECONDS
+quick=0
+[ "${1:-}" != --quick ] || quick=1
 
 phases=()
 lfs_phase() {
@@ -18,26 +28,35 @@ lfs_phase() {
 	return $rc
 }
 
-lfs_count() { # TAP file -> "passed failed"; a short run counts as a failure
-	local ok not skip plan
-	ok=$(grep -c '^ok ' "$1")
-	skip=$(grep -c '^ok .*# skip' "$1")
-	not=$(grep -c '^not ok ' "$1")
-	plan=$(sed -n 's/^1\.\.//p' "$1" | head -n 1)
-	[ "$((ok + not))" = "${plan:-none}" ] || not=$((not + 1))
-	echo "$((ok - skip)) $not"
+passed=0 failed=0 skipped=0
+lfs_add_counts() { # a merged TAP's "# counts P F S" line
+	local p f k
+	read -r p f k < <(sed -n 's/^# counts \([0-9]*\) \([0-9]*\) \([0-9]*\)$/\1 \2 \3/p' "$1" 2>/dev/null)
+	[ -n "${p:-}" ] || { p=0 f=1 k=0; }
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + k))
 }
 
-passed=0 failed=0
 lfs_summary() {
+	local wall=$((SECONDS - start))
 	echo
+	vm/timings.sh host=build/host-a/tap host=build/host-b/tap vm=build/vm-results/tap
 	echo "== phase timings"
 	printf '  %s\n' "${phases[@]}"
-	echo "$passed passed, $failed failed"
+	if [ "$wall" -gt "${LFS_BUDGET:-1800}" ] && [ $kernel_built = 0 ]; then
+		echo "test: WARNING: this run took $((wall / 60)) min, over its budget of $((${LFS_BUDGET:-1800} / 60)) min with a cached kernel"
+	fi
+	echo "$passed passed, $failed failed, $skipped skipped in $((wall / 60)) min $((wall % 60)) s"
 	[ "$failed" = 0 ]
 }
 
-for step in deps kernel module tools images; do
+kernel_built=0
+kimg=${LFS_CACHE:-$HOME/.cache/layerfs}/build-${FLAVOUR:-debug}/arch/x86/boot/bzImage
+[ -f "$kimg" ] || kernel_built=1
+steps=(deps kernel module tools images)
+# the quick suites need no images
+[ $quick = 0 ] || steps=(deps kernel module tools)
+export LFS_QUICK_SUITES=${LFS_QUICK_SUITES:-tests/bats/00-smoke.bats tests/bats/10-mount.bats tests/bats/20-lookup.bats tests/bats/30-readdir.bats tests/bats/40-objects.bats tests/bats/66-write-mount.bats}
+for step in "${steps[@]}"; do
 	if ! lfs_phase "$step" make -s --no-print-directory "$step"; then
 		failed=$((failed + 1))
 		lfs_summary
@@ -45,18 +64,57 @@ for step in deps kernel module tools images; do
 	fi
 done
 
-lfs_phase host-tests bash -c 'bats --tap --timing tests/bats/host | tee build/host.tap'
-read -r p f < <(lfs_count build/host.tap)
-passed=$((passed + p)) failed=$((failed + f))
+# The host suites: those that boot no guest first (build/host-a, phase
+# host-tests); those that boot guests of their own (build/host-b) run beside
+# the guest suites, in the stream of the second guest before it boots,
+# where the split of the guest suites counts their time
+# (vm/run-suites.sh VM_HOST_JOB): phase "guests" is both.
+host_a=() host_b=()
+for t in tests/bats/host/*.bats; do
+	case $t in
+	*/01-harness-guests.bats | */40-crash.bats) host_b+=("$t") ;;
+	*) host_a+=("$t") ;;
+	esac
+done
+rm -rf build/host-a build/host-b
+lfs_phase host-tests vm/host-suites.sh build/host-a "${host_a[@]}"
+lfs_add_counts build/host-a/tap
 
-# every suite in one guest: about 45 minutes on an idle 2-core machine, so
-# the hang limit is above run.sh's default of one hour
-export VM_TIMEOUT=${VM_TIMEOUT:-5400}
-lfs_phase vm-test bash -c 'vm/run.sh test 2>&1 | tee build/vm.out; exit ${PIPESTATUS[0]}'
+# what the guest-booting host suites took last time (else a fixed guess)
+lfs_host_b_weight() {
+	local w=0 t s
+	for t in "${host_b[@]}"; do
+		s=$(awk -v n="host/$(basename "$t" .bats)" '$1 == n { print int($2 + 0.5) }' \
+			build/vm-suite-times vm/suite-times 2>/dev/null | head -n 1)
+		w=$((w + ${s:-200}))
+	done
+	echo $w
+}
+
+if [ $quick = 1 ]; then
+	lfs_phase vm-test bash -c 'vm/run-suites.sh $LFS_QUICK_SUITES 2>&1 | tee build/vm.out; exit ${PIPESTATUS[0]}'
+else
+	export VM_HOST_JOB="vm/host-suites.sh build/host-b ${host_b[*]}"
+	VM_HOST_JOB_WEIGHT=$(lfs_host_b_weight)
+	export VM_HOST_JOB_WEIGHT
+	lfs_phase guests bash -c 'vm/run-suites.sh 2>&1 | tee build/vm.out; exit ${PIPESTATUS[0]}'
+fi
 vm_rc=$?
-read -r p f < <(tail -n 1 build/vm.out | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
-[ -n "${p:-}" ] || { p=0; f=1; }
+read -r p f k < <(tail -n 1 build/vm.out | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+[ -n "${p:-}" ] || { p=0 f=1 k=0; }
 [ $vm_rc = 0 ] || [ "$f" != 0 ] || f=1
-passed=$((passed + p)) failed=$((failed + f))
+passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + k))
+if [ $quick = 0 ]; then
+	# the guest-booting host suites: their output, their counts, and their
+	# seconds for the next run's split
+	cat build/vm-results/host-job.out 2>/dev/null || cat build/vm-results.host-job.out 2>/dev/null
+	lfs_add_counts build/host-b/tap
+	for f in build/host-b/suites/*.time; do
+		[ -f "$f" ] && echo "host/$(basename "$f" .time) $(cat "$f")"
+	done >build/host-b.times
+	{ cat build/host-b.times; cat build/vm-suite-times 2>/dev/null; } |
+		awk '!seen[$1]++' | sort >build/vm-suite-times.tmp &&
+		mv build/vm-suite-times.tmp build/vm-suite-times
+fi
 
 lfs_summary

@@ -16,8 +16,3 @@
 	[ "$status" = 1 ]
 	grep -qw layerfs /proc/filesystems
 }
-
-@test "harness self-test: this test fails when LFS_SELFTEST=fail" {
-	[ "${LFS_SELFTEST:-}" = fail ] || skip "only under LFS_SELFTEST=fail"
-	false
-}

@@ -1,11 +1,53 @@
 #!/usr/bin/env bats
 # The harness itself: it must fail when something is wrong.
-# These run on the host; the ones that boot a guest use the built kernel
-# and module (make test builds them first).
+#
+# The kernel log scanner, and the judge (vm/judge.sh) shown each wrong
+# alone, on made-up guest results that are clean but for that one thing:
+# each must fail the run with its own line.  01-harness-guests.bats shows
+# that real guests gather each fact the judge reads.
 
 setup() {
 	REPO=$(cd "$BATS_TEST_DIRNAME/../../.." && pwd)
 	FIX=$BATS_TEST_DIRNAME/fixtures
+	SUITE=$REPO/vm/guest/selftest.bats
+}
+
+# lfs_clean_results DIR: the results of a guest run in which all went well
+lfs_clean_results() {
+	local d=$1
+	mkdir -p "$d/suites"
+	echo 0 >"$d/qemu.rc"
+	echo done >"$d/guest-done"
+	echo 0 >"$d/insmod.rc"
+	echo 0 >"$d/rmmod.rc"
+	echo 4096 >"$d/tainted"
+	echo ' debug_locks:                             1' >"$d/debug_locks"
+	echo live >"$d/kmemleak.state"
+	: >"$d/kmemleak"
+	: >"$d/blocked"
+	cp "$FIX/klog-clean.txt" "$d/dmesg"
+	cp "$FIX/klog-clean.txt" "$d/console.log"
+	: >"$d/kmsg"
+	printf '%s\n' '1..4' 'ok 1 the layerfs module is loaded in 12ms' \
+		'ok 2 harness self-test: fails in 3ms # skip only' \
+		'ok 3 harness self-test: hangs in 3ms # skip only' \
+		'ok 4 harness self-test: outlives in 3ms # skip only' >"$d/suites/selftest.tap"
+	echo 0 >"$d/suites/selftest.rc"
+	echo 2.5 >"$d/suites/selftest.time"
+}
+
+# lfs_judge: judge $BATS_TEST_TMPDIR/r as a test run of the self-test suite
+lfs_judge() {
+	FLAVOUR=debug run "$REPO/vm/judge.sh" test "$BATS_TEST_TMPDIR/r" "$SUITE"
+	printf '%s\n' "$output"
+}
+
+# lfs_judge_fails LINE: the judgement failed the run and said LINE
+lfs_judge_fails() {
+	lfs_judge
+	[ "$status" = 1 ] || return 1
+	[[ $output == *"vm: FAIL: $1"* ]] || return 1
+	[[ ${lines[-1]} =~ ^[0-9]+\ passed,\ [1-9][0-9]*\ failed,\ [0-9]+\ skipped$ ]]
 }
 
 @test "the log scanner passes a clean kernel log" {
@@ -23,38 +65,128 @@ setup() {
 		[ "$status" = 1 ] || { echo "not flagged: $line"; return 1; }
 		n=$((n + 1))
 	done <"$FIX/klog-bad.txt"
-	[ "$n" -ge 15 ]
+	[ "$n" -ge 17 ]
 }
 
-# Boot a guest running the smoke suite with one harness self-test switched on.
-lfs_selftest_run() {
-	LFS_RESULTS=$BATS_TEST_TMPDIR/res LFS_SELFTEST=$1 VM_TIMEOUT=${2:-600} \
-		run "$REPO/vm/run.sh" test "$REPO/tests/bats/00-smoke.bats"
-	echo "$output" | tail -n 15
+@test "judge: clean results pass, with the counts" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	lfs_judge
+	[ "$status" = 0 ]
+	[ "${lines[-1]}" = "1 passed, 0 failed, 3 skipped" ]
 }
 
-@test "a failing bats test in the guest fails the run" {
-	lfs_selftest_run fail
-	[ "$status" != 0 ]
-	[ "${lines[-1]}" = "3 passed, 1 failed" ]
+@test "judge: a failed test fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	sed -i 's/^ok 1 /not ok 1 /' "$BATS_TEST_TMPDIR/r/suites/selftest.tap"
+	echo 1 >"$BATS_TEST_TMPDIR/r/suites/selftest.rc"
+	lfs_judge_fails "1 test(s) failed"
+	[ "${lines[-1]}" = "0 passed, 1 failed, 3 skipped" ]
 }
 
-@test "a guest that hangs fails the run at the timeout" {
-	lfs_selftest_run hang 60
-	[ "$status" != 0 ]
-	[[ $output == *"did not finish within 60s (hung)"* ]]
-	[[ ${lines[-1]} == *" passed, "[1-9]*" failed" ]]
+@test "judge: a suite that stopped short of its tests fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	sed -i '/^ok [34] /d' "$BATS_TEST_TMPDIR/r/suites/selftest.tap"
+	lfs_judge_fails "suite selftest reported 2 of its 4 tests (the rest counted as failed)"
 }
 
-@test "a WARNING in the guest kernel log fails the run" {
-	lfs_selftest_run kmsg-warn
-	[ "$status" != 0 ]
-	[[ $output == *"kernel log reports problems"* ]]
-	grep -q 'WARNING: CPU: 0 PID: .* at harness self-test' "$BATS_TEST_TMPDIR/res/klog-findings"
+@test "judge: a suite that did not run fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	rm "$BATS_TEST_TMPDIR/r/suites/selftest.tap"
+	lfs_judge_fails "suite selftest did not run (4 tests counted as failed)"
 }
 
-@test "a tainted guest kernel fails the run" {
-	lfs_selftest_run taint
-	[ "$status" != 0 ]
-	[[ $output == *"kernel tainted: "* ]]
+@test "judge: bats failing with every test passed fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	echo 1 >"$BATS_TEST_TMPDIR/r/suites/selftest.rc"
+	lfs_judge_fails "bats exited with status 1 in suite selftest with no failed test"
+}
+
+@test "judge: a leak fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	echo 'unreferenced object 0xffff888003a1b200 (size 128):' >"$BATS_TEST_TMPDIR/r/kmemleak"
+	lfs_judge_fails "kmemleak reports leaks"
+}
+
+@test "judge: kmemleak switched off fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	echo 'off: scan failed: Operation not permitted' >"$BATS_TEST_TMPDIR/r/kmemleak.state"
+	lfs_judge_fails "kmemleak is not live at the end: off: scan failed"
+}
+
+@test "judge: no word on kmemleak from a debug guest fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	rm "$BATS_TEST_TMPDIR/r/kmemleak.state"
+	lfs_judge_fails "kmemleak is not live at the end: no state"
+}
+
+@test "judge: lockdep switched off fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	echo ' debug_locks:                             0' >"$BATS_TEST_TMPDIR/r/debug_locks"
+	lfs_judge_fails "lockdep is not live at the end"
+}
+
+@test "judge: no lockdep state from a debug guest fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	: >"$BATS_TEST_TMPDIR/r/debug_locks"
+	lfs_judge_fails "lockdep is not live at the end"
+}
+
+@test "judge: the perf kernel needs neither lockdep nor kmemleak" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	: >"$BATS_TEST_TMPDIR/r/debug_locks"
+	echo 'absent: no /sys/kernel/debug/kmemleak' >"$BATS_TEST_TMPDIR/r/kmemleak.state"
+	FLAVOUR=perf run "$REPO/vm/judge.sh" test "$BATS_TEST_TMPDIR/r" "$SUITE"
+	[ "$status" = 0 ]
+}
+
+@test "judge: a task left in D state fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	echo 'pid 77 (lfs_selftest_d) in D state, waiting in lfs_selftest_blocked' >"$BATS_TEST_TMPDIR/r/blocked"
+	lfs_judge_fails "tasks left in D state after the tests: pid 77 (lfs_selftest_d)"
+}
+
+@test "judge: a failed insmod fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	echo 1 >"$BATS_TEST_TMPDIR/r/insmod.rc"
+	rm "$BATS_TEST_TMPDIR/r/rmmod.rc"
+	lfs_judge_fails "insmod failed"
+}
+
+@test "judge: a failed rmmod fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	echo 1 >"$BATS_TEST_TMPDIR/r/rmmod.rc"
+	lfs_judge_fails "module did not unload"
+}
+
+@test "judge: a guest killed at the host's limit fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	echo 124 >"$BATS_TEST_TMPDIR/r/qemu.rc"
+	rm "$BATS_TEST_TMPDIR/r/guest-done"
+	VM_TIMEOUT=77 lfs_judge_fails "guest did not finish within 77s (hung)"
+}
+
+@test "judge: suites killed at the guest's limit fail the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	echo 40 >"$BATS_TEST_TMPDIR/r/run-limit"
+	lfs_judge_fails "the suites did not finish within the guest's limit of 40s (killed)"
+}
+
+@test "judge: a kernel report that starts mid-line on the console fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	printf 'ok 9 something[   41.000001] BUG: KASAN: use-after-free in lfs_x\n' \
+		>>"$BATS_TEST_TMPDIR/r/console.log"
+	lfs_judge_fails "kernel log reports problems"
+	grep -q 'BUG: KASAN: use-after-free in lfs_x' "$BATS_TEST_TMPDIR/r/klog-findings"
+}
+
+@test "judge: a report only /dev/kmsg kept (dmesg cleared, below the console level) fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	echo '6,812,40000000,-;kmemleak: Kernel memory leak detector disabled' >"$BATS_TEST_TMPDIR/r/kmsg"
+	lfs_judge_fails "kernel log reports problems"
+}
+
+@test "judge: a taint fails the run" {
+	lfs_clean_results "$BATS_TEST_TMPDIR/r"
+	echo $((4096 | 512)) >"$BATS_TEST_TMPDIR/r/tainted"
+	lfs_judge_fails "kernel tainted: 4608"
 }

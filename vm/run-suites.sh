@@ -1,0 +1,140 @@
+#!/bin/bash
+# Run the guest suites over several guests at once and judge them as one.
+#   vm/run-suites.sh [BATS_FILE...]     (default: every tests/bats/*.bats)
+#
+# The suites are split over VM_GUESTS guests (default 2, one vCPU each:
+# under TCG a guest's tests mostly run one process at a time, so two
+# one-CPU guests do about twice the work of one two-CPU guest).  The split
+# balances the suites' durations: those the last run measured
+# (build/vm-suite-times), else the committed ones (vm/suite-times), else
+# 60 s for a suite neither knows.  Each guest is a vm/run.sh with its own
+# results (LFS_RESULTS/gN) and scratch disk, judged by run.sh as ever;
+# the run fails if any guest fails.  The guests' TAPs are merged into
+# LFS_RESULTS/tap, and the last line is "N passed, M failed, K skipped".
+#
+# VM_HOST_JOB: a command (make test's host suites that boot guests of their
+# own) that runs on the host in the last guest's stream, before that guest
+# boots; VM_HOST_JOB_WEIGHT (seconds) is what the split counts for it.
+# Its status is its caller's to judge (the job writes its own results).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+res=${LFS_RESULTS:-$repo/build/vm-results}
+guests=${VM_GUESTS:-2}
+measured=$repo/build/vm-suite-times
+
+suites=()
+for t in "$@"; do
+	suites+=("$(realpath -m --relative-to="$repo" "$t")")
+done
+if [ ${#suites[@]} = 0 ]; then
+	for t in "$repo"/tests/bats/*.bats; do
+		suites+=("${t#"$repo"/}")
+	done
+fi
+[ "$guests" -le ${#suites[@]} ] || guests=${#suites[@]}
+if [ "$guests" -le 1 ]; then
+	if [ -n "${VM_HOST_JOB:-}" ]; then
+		mkdir -p "$(dirname "$res")"
+		bash -c "$VM_HOST_JOB" >"$res.host-job.out" 2>&1
+	fi
+	LFS_RESULTS=$res exec "$here/run.sh" test "${suites[@]}"
+fi
+
+# lfs_weight NAME: the suite's expected seconds
+lfs_weight() {
+	local f w
+	for f in "$measured" "$here/suite-times"; do
+		[ -f "$f" ] || continue
+		w=$(awk -v n="$1" '$1 == n { print int($2 + 0.5); exit }' "$f")
+		[ -z "$w" ] || { echo "$w"; return; }
+	done
+	echo 60
+}
+
+# Longest first, each to the guest with the least so far; each guest then
+# runs its suites in the usual (numeric) order.
+declare -a load group
+for ((g = 0; g < guests; g++)); do
+	load[g]=0 group[g]=
+done
+[ -z "${VM_HOST_JOB:-}" ] || load[guests - 1]=${VM_HOST_JOB_WEIGHT:-300}
+while read -r w t; do
+	best=0
+	for ((g = 1; g < guests; g++)); do
+		[ "${load[g]}" -lt "${load[best]}" ] && best=$g
+	done
+	load[best]=$((load[best] + w))
+	group[best]+=" $t"
+done < <(for t in "${suites[@]}"; do
+	echo "$(lfs_weight "$(basename "$t" .bats)") $t"
+done | sort -k1,1nr -k2)
+
+rm -rf "$res"
+mkdir -p "$res"
+# what the guests share is made once, before they start
+for ((g = 0; g < guests; g++)); do
+	read -ra mine <<<"${group[g]}"
+	mapfile -t mine < <(printf '%s\n' "${mine[@]}" | sort)
+	group[g]="${mine[*]}"
+	echo "vm: guest $((g + 1)) of $guests (about ${load[g]} s): ${group[g]}"
+	"$here/run.sh" prepare "${mine[@]}" || exit 1
+done
+
+pids=()
+for ((g = 0; g < guests; g++)); do
+	read -ra mine <<<"${group[g]}"
+	(
+		if [ -n "${VM_HOST_JOB:-}" ] && [ $g = $((guests - 1)) ]; then
+			bash -c "$VM_HOST_JOB" >"$res/host-job.out" 2>&1
+			echo $? >"$res/host-job.rc"
+		fi
+		LFS_RESULTS=$res/g$((g + 1)) VM_CPUS=${VM_CPUS_EACH:-1} \
+			"$here/run.sh" test "${mine[@]}" 2>&1 | tee "$res/g$((g + 1)).out" |
+			sed -u "s/^/[g$((g + 1))] /"
+		exit "${PIPESTATUS[0]}"
+	) &
+	pids+=($!)
+done
+
+# each guest's own verdict (run.sh's last line), summed
+rc=0 passed=0 failed=0 skipped=0
+verdicts=()
+for ((g = 0; g < guests; g++)); do
+	wait "${pids[g]}"
+	grc=$?
+	last=$(tail -n 1 "$res/g$((g + 1)).out")
+	read -r p f k < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' <<<"$last")
+	[ -n "${p:-}" ] || { p=0 f=1 k=0; }
+	[ $grc = 0 ] || [ "$f" != 0 ] || f=1
+	[ $grc = 0 ] || rc=1
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + k))
+	verdicts+=("guest $((g + 1)): $last$([ $grc = 0 ] || echo " (FAILED: $res/g$((g + 1)))")")
+	grep -h '^vm: FAIL: ' "$res/g$((g + 1)).out" | sed "s/^vm: /vm: guest $((g + 1)): /" >&2
+done
+
+# one TAP for the run; the next run balances by what this one measured
+all=()
+mkdir -p "$res/suites"
+for ((g = 0; g < guests; g++)); do
+	read -ra mine <<<"${group[g]}"
+	all+=("${mine[@]}")
+	cp "$res/g$((g + 1))"/suites/* "$res/suites/" 2>/dev/null
+done
+mapfile -t all < <(printf '%s\n' "${all[@]}" | sort)
+"$here/tap-merge.sh" "$res" "${all[@]}" >"$res/tap" 2>/dev/null
+for f in "$res"/suites/*.time; do
+	[ -f "$f" ] && echo "$(basename "$f" .time) $(cat "$f")"
+done >"$measured.new"
+# the suites this run measured replace their old lines, the rest stay
+{ cat "$measured.new"; [ ! -f "$measured" ] || cat "$measured"; } |
+	awk '!seen[$1]++' | sort >"$measured.tmp" && mv "$measured.tmp" "$measured"
+rm -f "$measured.new"
+
+if [ -n "${VM_HOST_JOB:-}" ]; then
+	hrc=$(cat "$res/host-job.rc" 2>/dev/null || echo none)
+	[ "$hrc" = 0 ] || { rc=1; echo "vm: FAIL: the host job exited with status $hrc" >&2; }
+fi
+printf 'vm: %s\n' "${verdicts[@]}"
+echo "$passed passed, $failed failed, $skipped skipped"
+exit $rc

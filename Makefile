@@ -1,9 +1,11 @@
 # layerfs: top-level build and test entry points.  See README.md.
 #
-#   make test          everything: host tests, then bats in the QEMU guest
+#   make test          everything: host tests, then bats in two QEMU guests
+#   make test-quick    host tests without guests, smoke and core guest suites
 #   make vm-test [T=tests/bats/NAME.bats]
 #   make vm-shell      interactive guest with the module
-#   make check         checkpatch --strict and sparse over the module
+#   make check         checkpatch --strict and sparse over the module, and
+#                      tools/bats-lint over the suites (make check-bats)
 #
 # Variables: LFS_CACHE (kernel cache, default ~/.cache/layerfs),
 # FLAVOUR (debug|perf), VM_TIMEOUT, VM_MEM, VM_CPUS, LFS_KVM=1.
@@ -28,7 +30,7 @@ TOOLS_BIN :=
 # A fragment may add to DEPS and TOOLS_BIN and define its own targets.
 include $(wildcard tools/*.mk images/*.mk)
 
-.PHONY: all deps kernel module tools check vm-test vm-shell host-test test clean
+.PHONY: all deps kernel module tools check vm-test vm-shell host-test test test-quick clean
 
 all: module tools
 
@@ -43,8 +45,9 @@ kernel: deps
 module: kernel
 	@vm/build-module.sh
 
+# one suite (T=...) in one guest; all of them spread over two guests
 vm-test: module tools
-	@vm/run.sh test $(T)
+	@$(if $(T),vm/run.sh test $(T),vm/run-suites.sh)
 
 vm-shell: module tools
 	@vm/run.sh shell
@@ -52,17 +55,28 @@ vm-shell: module tools
 host-test: tools
 	@bats --tap tests/bats/host
 
-check: kernel
+check: kernel check-bats
 	@echo "check: checkpatch.pl --strict"
 	@$(KSRC)/scripts/checkpatch.pl --no-tree --strict --terse --show-types \
-		-f $(filter-out %.mod.c,$(wildcard src/*.[ch])) uapi/*.h
+		-f $(filter-out %.mod.c,$(wildcard src/*.[ch] vm/selftest/*.c)) uapi/*.h
 	@echo "check: sparse (C=2)"
 	@vm/build-module.sh C=2 >/dev/null 2>build/sparse.log || { cat build/sparse.log; exit 1; }
 	@echo "check: clean"
 
+# every check in the bats suites able to fail (tools/bats-lint)
+.PHONY: check-bats
+check-bats:
+	@echo "check: bats-lint"
+	@tools/bats-lint tests/bats
+
 test:
 	@vm/test.sh
 
+# host tests that boot no guest, and the smoke and core guest suites
+test-quick:
+	@vm/test.sh --quick
+
 clean:
 	-@[ -d $(KBUILD) ] && $(MAKE) -s -C $(KBUILD) M=$(CURDIR)/src clean
+	-@[ -d $(KBUILD) ] && $(MAKE) -s -C $(KBUILD) M=$(CURDIR)/vm/selftest clean
 	rm -rf build

@@ -135,6 +135,7 @@ setup() {
 		move_mount /m attr_set=0x8f attr_clr=0x0
 	EOF
 	run "$M" --dry-run -r -o 'lowerdir=/a,ro,rw,noatime' /m
+	[ "$status" = 0 ]
 	[ "${lines[2]}" = "fsconfig rw" ]
 	[ "${lines[3]}" = "move_mount /m attr_set=0x10 attr_clr=0x0" ]
 }
@@ -158,6 +159,7 @@ setup() {
 	ln -s "$M" "$BATS_TEST_TMPDIR/mount.layerfs"
 	local h=$BATS_TEST_TMPDIR/mount.layerfs
 	run "$h" --version
+	[ "$status" = 0 ]
 	[[ $output == "mount.layerfs "[0-9]* ]]
 	# SOURCE TARGET, then mount(8)'s flags and options, in any order
 	run "$h" none /mnt -s -n -v -o lowerdir=/a:/b,rw -t layerfs --dry-run
@@ -191,14 +193,17 @@ setup() {
 	local o='lowerdir=/s/l/A:/s/l/B,upperdir=/s/C/diff,workdir=/s/C/work'
 	# no marker, or "false": nothing added
 	run "$M" --dry-run -o "$o" /s/C/merged
+	[ "$status" = 0 ]
 	[[ $output != *whiteout* ]]
 	printf false >.has-mount-program
 	run "$M" --dry-run -o "$o" /s/C/merged
+	[ "$status" = 0 ]
 	[[ $output != *whiteout* ]]
 	# containers-storage writes "true": the read-only mounts of podman
 	# diff and commit ("ro" and layers only) get it too, first
 	printf true >.has-mount-program
 	run "$M" --dry-run -o "ro,lowerdir=/s/C/diff:/s/l/A" /s/C/merged
+	[ "$status" = 0 ]
 	diff -u - <(echo "$output") <<-'EOF'
 		fsconfig source=layerfs
 		fsconfig whiteout=aufs
@@ -209,11 +214,14 @@ setup() {
 	EOF
 	# a format given wins, and is not doubled
 	run "$M" --dry-run -o "lowerdir=/a,whiteout=native" /m
+	[ "$status" = 0 ]
 	[ "$(grep -c whiteout <<<"$output")" = 1 ]
 	[ "${lines[2]}" = "fsconfig whiteout=native" ]
 	run "$M" --dry-run -o "whiteout=aufs,$o" /s/C/merged
+	[ "$status" = 0 ]
 	[ "$(grep -c whiteout <<<"$output")" = 1 ]
 	# not on a remount
 	run "$M" --dry-run none /m -o remount,ro
+	[ "$status" = 0 ]
 	[[ $output != *whiteout* ]]
 }

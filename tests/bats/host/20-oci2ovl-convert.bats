@@ -18,10 +18,17 @@ setup() {
 	export OCI2OVL_STORE=$S
 }
 
-lfs_reference() { # TAG -> listing of umoci unpack
-	rm -rf "$BATS_TEST_TMPDIR/ref"
-	umoci unpack --image "$L:$1" "$BATS_TEST_TMPDIR/ref" >/dev/null
+lfs_reference() { # TAG -> listing of umoci unpack (also used in <(...))
+	rm -rf "$BATS_TEST_TMPDIR/ref" || return 1
+	umoci unpack --image "$L:$1" "$BATS_TEST_TMPDIR/ref" >/dev/null || return 1
 	$T dump "$BATS_TEST_TMPDIR/ref/rootfs"
+}
+
+# lfs_empty DIR: DIR exists and holds nothing
+lfs_empty() {
+	local l
+	l=$(ls -A "$1") || return 1
+	[ -z "$l" ] || { echo "$1 holds: $l"; return 1; }
 }
 
 lfs_differential() { # TAG WHITEOUT-FORMAT
@@ -35,9 +42,11 @@ lfs_differential() { # TAG WHITEOUT-FORMAT
 
 @test "--help and --version exit 0; no command or a bad option exits 2" {
 	run "$B" --help
-	[ "$status" = 0 ] && [[ $output == *"Usage: oci2ovl"* ]]
+	[ "$status" = 0 ]
+	[[ $output == *"Usage: oci2ovl"* ]]
 	run "$B" --version
-	[ "$status" = 0 ] && [[ $output == "oci2ovl "* ]]
+	[ "$status" = 0 ]
+	[[ $output == "oci2ovl "* ]]
 	run "$B"
 	[ "$status" = 2 ]
 	run "$B" --bogus list
@@ -83,11 +92,14 @@ lfs_differential() { # TAG WHITEOUT-FORMAT
 	"$B" --store "$S-c" import "$L:churn" --whiteout=chardev
 	n=$(find "$S-n/layers" -type l -lname '(overlay-whiteout)' | wc -l)
 	c=$(find "$S-c/layers" -type c | while read -r f; do stat -c '%t:%T' "$f"; done | grep -c '^0:0$')
-	[ "$n" -gt 3 ] && [ "$n" = "$c" ]
-	find "$S-n/layers" -type l -lname '(overlay-whiteout)' | while read -r f; do
+	[ "$n" -gt 3 ]
+	[ "$n" = "$c" ]
+	wh=$(find "$S-n/layers" -type l -lname '(overlay-whiteout)')
+	while read -r f; do
 		[ "$(getfattr -h --only-values -n trusted.overlay.whiteout "$f")" = y ]
-	done
-	[ -z "$(find "$S-c/layers" -type l -lname '(overlay-whiteout)')" ]
+	done <<<"$wh"
+	wh=$(find "$S-c/layers" -type l -lname '(overlay-whiteout)')
+	[ -z "$wh" ]
 }
 
 @test "a store keeps one whiteout format; the other one is a usage error" {
@@ -101,20 +113,26 @@ lfs_differential() { # TAG WHITEOUT-FORMAT
 	"$B" import "oci:$L:small" --name s1
 	"$B" import "$L:deep"
 	run "$B" list
-	[ "${lines[0]%%$'\t'*}" = deep ] && [ "${lines[1]%%$'\t'*}" = s1 ]
-	"$B" list --json | python3 -c 'import json,sys; l=json.load(sys.stdin); assert [i["name"] for i in l]==["deep","s1"] and l[0]["layers"]==6, l'
+	[ "$status" = 0 ]
+	[ "${lines[0]%%$'\t'*}" = deep ]
+	[ "${lines[1]%%$'\t'*}" = s1 ]
+	# (a failing oci2ovl, not only python, must fail the test)
+	json=$("$B" list --json)
+	python3 -c 'import json,sys; l=json.load(sys.stdin); assert [i["name"] for i in l]==["deep","s1"] and l[0]["layers"]==6, l' <<<"$json"
 	run "$B" layers deep
 	[ "${#lines[@]}" = 6 ]
 	# top layer first: the record's order, the manifest's reversed
-	"$B" layers deep --json | python3 -c '
+	json=$("$B" layers deep --json)
+	python3 -c '
 import json,sys
 l=json.load(sys.stdin)
 rec=json.load(open(sys.argv[1]))
 assert rec["layer_order"]=="top-first"
 assert [x["diff_id"] for x in l]==[x["diff_id"] for x in rec["layers"]]
 assert list(reversed([x["diff_id"] for x in l]))==rec["config"]["rootfs"]["diff_ids"]
-assert all(x["dir"].endswith(x["diff_id"][7:]) for x in l)' "$S/images/deep.json"
-	"$B" config s1 | python3 -c 'import json,sys; c=json.load(sys.stdin); assert c["rootfs"]["type"]=="layers"'
+assert all(x["dir"].endswith(x["diff_id"][7:]) for x in l)' "$S/images/deep.json" <<<"$json"
+	json=$("$B" config s1)
+	python3 -c 'import json,sys; c=json.load(sys.stdin); assert c["rootfs"]["type"]=="layers"' <<<"$json"
 	n=$(ls "$S/layers" | wc -l)
 	"$B" rm deep
 	run "$B" layers deep
@@ -143,7 +161,7 @@ assert all(x["dir"].endswith(x["diff_id"][7:]) for x in l)' "$S/images/deep.json
 	done
 	wait
 	[ "$(ls "$S/layers" | wc -l)" = 4 ]
-	[ -z "$(ls -A "$S/tmp")" ]
+	lfs_empty "$S/tmp"
 	for i in 1 2 3 4; do "$B" layers "c$i" >/dev/null; done
 }
 
@@ -174,21 +192,21 @@ t.write_index(d, "big", [t.image(d, [data], comp="none")])' "$REPO/tools/oci2ovl
 	done
 	kill -9 $pid
 	wait $pid || true
-	[ -z "$(ls -A "$S/layers")" ]
+	lfs_empty "$S/layers"
 	[ ! -e "$S/images/big.json" ]
 	[ -n "$(ls -A "$S/tmp")" ]
 	"$B" gc
-	[ -z "$(ls -A "$S/tmp")" ]
+	lfs_empty "$S/tmp"
 }
 
 @test "pull copies with skopeo from any transport and imports" {
 	"$B" pull "oci:$L:small" --name pulled
 	run "$B" layers pulled
 	[ "${#lines[@]}" = 1 ]
-	[ -z "$(ls -A "$S/tmp")" ]
+	lfs_empty "$S/tmp"
 	run "$B" pull "oci:$L:nosuchtag"
 	[ "$status" = 1 ]
-	[ -z "$(ls -A "$S/tmp")" ]
+	lfs_empty "$S/tmp"
 }
 
 @test "mount --print gives the lowerdir= string, top first, escaped" {

@@ -17,7 +17,9 @@ lfs_suite() {
 	local plan ok
 	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' <<<"$output")
 	ok=$(grep -c '^ok ' <<<"$output")
-	[ -n "$plan" ] && [ "$plan" -gt 0 ] && [ "$ok" = "$plan" ]
+	[ -n "$plan" ]
+	[ "$plan" -gt 0 ]
+	[ "$ok" = "$plan" ]
 	! grep -q '^not ok' <<<"$output"
 }
 

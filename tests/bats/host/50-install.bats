@@ -5,6 +5,8 @@
 # (sign_file names no program, so no key is made under /var/lib/dkms).
 # The module is built, never loaded.
 
+bats_require_minimum_version 1.5.0
+
 setup() {
 	REPO=$(cd "$BATS_TEST_DIRNAME/../../.." && pwd)
 	KBUILD=${LFS_CACHE:-$HOME/.cache/layerfs}/build-${FLAVOUR:-debug}
@@ -15,7 +17,7 @@ v: ; @echo $(LFS_VERSION)' v)
 
 # the installed tree as "MODE PATH" lines, sorted
 lfs_tree() {
-	(cd "$1" && find . -mindepth 1 -printf '%M %P\n' | sort -k2)
+	(set -o pipefail; cd "$1" && find . -mindepth 1 -printf '%M %P\n' | sort -k2)
 }
 
 @test "make install puts tools, mount.layerfs, man pages and the module source under DESTDIR" {
@@ -58,12 +60,15 @@ lfs_tree() {
 	[ "$output" = "mount.layerfs $VERSION" ]
 	run "$D/usr/local/bin/layerfs-mount" --version
 	[ "$output" = "layerfs-mount $VERSION" ]
-	# sources as in the repository, dkms.conf with the version filled in
-	for f in $(cd "$REPO" && git ls-files src uapi/layerfs.h | grep -E '(Kbuild|\.[ch])$'); do
+	# sources as in the repository (an empty list would compare nothing),
+	# dkms.conf with the version filled in
+	local srcs
+	srcs=$(set -o pipefail; cd "$REPO" && git ls-files src uapi/layerfs.h | grep -E '(Kbuild|\.[ch])$')
+	for f in $srcs; do
 		cmp "$REPO/$f" "$D/$src/$f"
 	done
 	grep -qx "PACKAGE_VERSION=\"$VERSION\"" "$D/$src/dkms.conf"
-	! grep -q @VERSION@ "$D/$src/dkms.conf"
+	run -1 grep -q @VERSION@ "$D/$src/dkms.conf"
 	grep -q '^\.so man8/layerfs-mount\.8$' "$D/usr/local/share/man/man8/mount.layerfs.8"
 }
 
@@ -100,6 +105,9 @@ lfs_tree() {
 	[ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$krel" ]
 	[ "$(modinfo -F alias "$ko")" = fs-layerfs ]
 	# built, not signed, not installed
-	[ -z "$(modinfo -F signer "$ko")" ]
-	[ -z "$(ls -A "$t/installed")" ]
+	local signer left
+	signer=$(modinfo -F signer "$ko")
+	[ -z "$signer" ]
+	left=$(ls -A "$t/installed")
+	[ -z "$left" ]
 }

@@ -10,6 +10,6 @@ build/bin/layerfs-mount: tools/layerfs-mount.c uapi/layerfs.h tools/install.mk
 # tools/lfs-probe: system-call checks used by the test suites
 TOOLS_BIN += build/bin/lfs-probe
 
-build/bin/lfs-probe: tools/lfs-probe.c
+build/bin/lfs-probe: tools/lfs-probe.c uapi/layerfs.h
 	@mkdir -p $(@D)
 	$(CC) $(LFS_TOOL_CFLAGS) -o $@ $<

@@ -26,7 +26,7 @@
  *	lfs_dump_line() for the fields.  -T prints the mtime of
  *	non-directories older than SEC.FRAC and "mt=new" for the others;
  *	-r (raw, for comparing a tree with itself later) adds inode
- *	numbers, link counts, sizes and c/mtimes of every object.
+ *	numbers, link counts, sizes, blocks and c/mtimes of every object.
  *	-k (run and dump): see lfs_skip_vanished.
  *   lfs-opseq spec [-o] SEED N...
  *	mktree spec of one stack of N lower layers for each N, under sN/
@@ -145,30 +145,53 @@ static int lfs_cmp_str(const void *a, const void *b)
 }
 
 /*
- * Print the trusted.* xattrs of path, sorted, as " x:NAME=VALUE" (VALUE
- * in hex when it is not plain text).  trusted.overlay.* is printed too:
- * through a mount it must never show, in a raw layer it is part of what
- * must not change.
+ * Into *buf (the caller frees it): the xattr names of path, NUL-separated,
+ * when name is NULL, else the value of xattr name; sized first, so that
+ * any length fits.  Returns the length, or -1 with errno set.
+ */
+static ssize_t lfs_xattr_get(const char *path, const char *name, char **buf)
+{
+	ssize_t len;
+
+	*buf = NULL;
+	for (;;) {
+		len = name ? lgetxattr(path, name, NULL, 0) :
+			     llistxattr(path, NULL, 0);
+		if (len < 0 || (!name && !len))
+			return len;
+		*buf = lfs_xrealloc(*buf, len ? len : 1);
+		len = name ? lgetxattr(path, name, *buf, len) :
+			     llistxattr(path, *buf, len);
+		if (len >= 0 || errno != ERANGE)
+			return len;
+	}
+}
+
+/*
+ * Print every xattr of path (user, trusted, security, system: POSIX
+ * ACLs), sorted, as " x:NAME=VALUE" with the whole value (in hex when it
+ * is not plain text).  trusted.overlay.* is printed too: through a mount
+ * it must never show, in a raw layer it is part of what must not change.
  */
 static void lfs_print_xattrs(FILE *out, const char *path, const char *sep)
 {
-	char names[8192], val[4096], *list[256];
+	char *names, *val, **list;
 	ssize_t len, i, vl, k;
 	size_t n = 0, j;
 
-	len = llistxattr(path, names, sizeof(names));
+	len = lfs_xattr_get(path, NULL, &names);
 	if (len < 0) {
 		fprintf(out, "%sxattrs=%s", sep, strerrorname_np(errno));
 		return;
 	}
-	for (i = 0; i < len && n < 256; i += strlen(names + i) + 1)
-		if (!strncmp(names + i, "trusted.", 8))
-			list[n++] = names + i;
+	list = lfs_xrealloc(NULL, (len + 1) * sizeof(*list));
+	for (i = 0; i < len; i += strlen(names + i) + 1)
+		list[n++] = names + i;
 	qsort(list, n, sizeof(*list), lfs_cmp_str);
 	for (j = 0; j < n; j++) {
 		bool text = true;
 
-		vl = lgetxattr(path, list[j], val, sizeof(val));
+		vl = lfs_xattr_get(path, list[j], &val);
 		if (vl < 0) {
 			fprintf(out, "%sx:%s!%s", sep, list[j], strerrorname_np(errno));
 			continue;
@@ -176,13 +199,18 @@ static void lfs_print_xattrs(FILE *out, const char *path, const char *sep)
 		for (k = 0; k < vl; k++)
 			if (val[k] <= ' ' || val[k] > '~' || val[k] == ',')
 				text = false;
+		if (vl >= 2 && val[0] == '0' && val[1] == 'x')
+			text = false;
 		fprintf(out, "%sx:%s=", sep, list[j]);
 		if (text)
 			fprintf(out, "%.*s", (int)vl, val);
 		else
 			for (k = 0, fputs("0x", out); k < vl; k++)
 				fprintf(out, "%02x", (unsigned char)val[k]);
+		free(val);
 	}
+	free(list);
+	free(names);
 }
 
 /* ---- tree walk, shared by dump and gen @DIR ---- */
@@ -325,8 +353,8 @@ struct lfs_dump_opts {
  * One line per object: PATH TYPE MODE UID:GID, then by type "size=N
  * h=HASH" (regular), "-> TARGET" (symlink), "rdev=MAJ:MIN" (devices);
  * for non-directories the link count "nl=N" and "hl=FIRST" when other
- * paths of the tree share the inode; "mt=..." under -T; the trusted.*
- * xattrs.
+ * paths of the tree share the inode; "mt=..." under -T; every xattr
+ * (lfs_print_xattrs()).
  *
  * Left out on purpose: atime and ctime (reading and copy-up touch them
  * differently on different filesystems), directory sizes (filesystem
@@ -390,8 +418,9 @@ static void lfs_dump_line(FILE *out, int rootfd, const struct lfs_obj *o,
 		fprintf(out, " nl=%lu size=%lld", (unsigned long)st->st_nlink,
 			(long long)st->st_size);
 	if (opt->raw)
-		fprintf(out, " ino=%llu mt=%lld.%09ld ct=%lld.%09ld",
-			(unsigned long long)st->st_ino, (long long)st->st_mtim.tv_sec,
+		fprintf(out, " ino=%llu bl=%lld mt=%lld.%09ld ct=%lld.%09ld",
+			(unsigned long long)st->st_ino, (long long)st->st_blocks,
+			(long long)st->st_mtim.tv_sec,
 			st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec,
 			st->st_ctim.tv_nsec);
 	/* the *xattr calls take paths: the caller made root the cwd */
@@ -1762,30 +1791,69 @@ static void lfs_spec_above_bottom(const char *l, char wo)
 	printf("f %s/e/x6 above-e-x6\n", l);
 }
 
-/* one random entry of layer l, over the shared pool of names */
+/*
+ * A POSIX ACL on path, as the kernel stores system.posix_acl_access
+ * (little-endian): owner rw, user uid r, group r, mask r, other r.
+ */
+static void lfs_spec_acl(const char *path, unsigned int uid)
+{
+	printf("a %s system.posix_acl_access 0x02000000"
+	       "01000600ffffffff" "02000400%02x%02x%02x%02x"
+	       "04000400ffffffff" "10000400ffffffff" "20000400ffffffff\n", path,
+	       uid & 0xff, (uid >> 8) & 0xff, (uid >> 16) & 0xff, uid >> 24);
+}
+
+/* an xattr value past 255 bytes, or binary with NULs, on path */
+static void lfs_spec_big_xattr(const char *path)
+{
+	unsigned int len = 256 + lfs_rnd(700), i, seed = lfs_rnd(26);
+
+	if (lfs_rnd(2)) {
+		printf("a %s trusted.test.long ", path);
+		for (i = 0; i < len; i++)
+			putchar('a' + (i * 7 + seed) % 26);
+	} else {
+		printf("a %s trusted.test.bin 0x00", path);
+		for (i = 0; i < 16; i++)
+			printf("%02x", lfs_rnd(256));
+	}
+	putchar('\n');
+}
+
+/*
+ * one random entry of layer l, over the shared pool of names, or an
+ * attribute of one: modes, owners, xattrs of every namespace a tmpfs
+ * layer keeps (trusted, security, POSIX ACLs; long and binary values),
+ * devices, fifos and sockets under names of their own, hard links in
+ * hl/ and hk/ (which no whiteout or opaque directory reaches, so that
+ * every link stays visible), xwhiteouts but with overlay (6.1's has
+ * none)
+ */
 static void lfs_spec_random(const char *l, unsigned int li, bool overlay)
 {
+	static unsigned int links;
 	const char *d = LFS_PICK(lfs_spec_dirs), *leaf = LFS_PICK(lfs_spec_leaves);
 	const char *d2 = LFS_PICK(lfs_spec_dirs);
-	char wo = overlay || !lfs_rnd(4) ? 'W' : 'w';
-	unsigned int k = lfs_rnd(24);
+	char wo = overlay || !lfs_rnd(4) ? 'W' : 'w', path[512];
+	unsigned int k = lfs_rnd(36);
 
+	snprintf(path, sizeof(path), "%s/%s/%s", l, d, leaf);
 	if (k < 8) {
-		printf("f %s/%s/%s v%u-%u\n", l, d, leaf, li, lfs_rnd(100000));
+		printf("f %s v%u-%u\n", path, li, lfs_rnd(100000));
 	} else if (k < 10) {
-		printf("d %s/%s/%s\n", l, d, leaf);
+		printf("d %s\n", path);
 	} else if (k < 12) {
-		printf("l %s/%s/%s %s\n", l, d, leaf, LFS_PICK(lfs_spec_leaves));
+		printf("l %s %s\n", path, LFS_PICK(lfs_spec_leaves));
 	} else if (k < 15) {
-		printf("%c %s/%s/%s\n", wo, l, d, leaf);
+		printf("%c %s\n", wo, path);
 	} else if (k < 17) {
 		printf("o %s/%s\n", l, d2);
 	} else if (k < 19) {
-		printf("f %s/%s/%s v%u-%u\n", l, d, leaf, li, lfs_rnd(100000));
-		printf("a %s/%s/%s trusted.test.k%u l%u\n", l, d, leaf, lfs_rnd(3), li);
+		printf("f %s v%u-%u\n", path, li, lfs_rnd(100000));
+		printf("a %s trusted.test.k%u l%u\n", path, lfs_rnd(3), li);
 	} else if (k < 20) {
-		printf("f %s/%s/%s v%u-%u\n", l, d, leaf, li, lfs_rnd(100000));
-		printf("m %s/%s/%s %s\n", l, d, leaf, lfs_rnd(2) ? "0640" : "0755");
+		printf("f %s v%u-%u\n", path, li, lfs_rnd(100000));
+		printf("m %s %s\n", path, lfs_rnd(2) ? "0640" : "0755");
 	} else if (k < 21) {
 		/* names of their own: a later "f" would open the fifo and wait */
 		printf("p %s/%s/p%u\n", l, d, lfs_rnd(2));
@@ -1793,8 +1861,42 @@ static void lfs_spec_random(const char *l, unsigned int li, bool overlay)
 		printf("f %s/%s root-%u\n", l, leaf, li);
 	} else if (k < 23) {
 		printf("%c %s/%s\n", wo, l, d2);
-	} else {
+	} else if (k < 24) {
 		printf("u %s/%s 1000 1000\n", l, d2);
+	} else if (k < 25) {
+		/* majors without a driver: opening one says ENXIO, never waits */
+		printf("%c %s/%s/d%u %u %u\n", lfs_rnd(2) ? 'c' : 'b', l, d,
+		       lfs_rnd(3), 60 + lfs_rnd(4), lfs_rnd(300));
+	} else if (k < 26) {
+		printf("s %s/%s/s%u\n", l, d, lfs_rnd(2));
+	} else if (k < 28) {
+		printf("f %s v%u-%u\n", path, li, lfs_rnd(100000));
+		printf("m %s %s\n", path, LFS_PICK(lfs_file_modes));
+		printf("u %s %s %s\n", path, LFS_PICK(lfs_ids), LFS_PICK(lfs_ids));
+	} else if (k < 29) {
+		printf("m %s/%s %s\n", l, d2, LFS_PICK(lfs_dir_modes));
+		printf("a %s/%s security.test.d%u s%u\n", l, d2, lfs_rnd(2), li);
+	} else if (k < 30) {
+		printf("f %s v%u-%u\n", path, li, lfs_rnd(100000));
+		printf("a %s security.test.k%u s%u\n", path, lfs_rnd(2), li);
+		lfs_spec_acl(path, 1000 + lfs_rnd(3));
+	} else if (k < 32) {
+		printf("f %s v%u-%u\n", path, li, lfs_rnd(100000));
+		lfs_spec_big_xattr(path);
+	} else if (k < 34) {
+		links++;
+		printf("f %s/hl/r%u-%u v%u\n", l, li, links, links);
+		printf("h %s/hk/r%u-%u %s/hl/r%u-%u\n", l, li, links, l, li, links);
+		if (lfs_rnd(2))
+			printf("h %s/hl/r%u-%u-b %s/hl/r%u-%u\n", l, li, links, l,
+			       li, links);
+	} else if (!overlay) {
+		/* upstream's newer whiteouts: empty files in an "x" directory */
+		printf("X %s/%s\n", l, d);
+		printf("x %s\n", path);
+	} else {
+		printf("f %s v%u-%u\n", path, li, lfs_rnd(100000));
+		lfs_spec_big_xattr(path);
 	}
 }
 
@@ -1803,7 +1905,8 @@ static void lfs_spec_random(const char *l, unsigned int li, bool overlay)
  * form (tools/lfs-probe.c): the bottom layer, the layer above it, then
  * random entries in every upper layer (40 in a two-layer stack, 4 a
  * layer in deeper ones); every eighth layer holds a hard link of its
- * own, in directories nothing else touches, so that no link is hidden.
+ * own, and one to a file of the bottom layer, in directories nothing else
+ * touches, so that no link is hidden.
  * Whiteouts are layerfs-native (a symlink with trusted.overlay.whiteout),
  * a quarter of the random ones char 0/0; with overlay all are char 0/0.
  * Some random lines cannot apply (a path under a file): mktree -k.
@@ -1826,6 +1929,8 @@ static void lfs_spec_stack(const char *top, unsigned int n, bool overlay)
 		if (li % 8 == 0) {
 			printf("f %s/hl/y%u linked-%u\n", l, li, li);
 			printf("h %s/hk/y%u %s/hl/y%u\n", l, li, l, li);
+			/* a link across layers: one inode in two of them */
+			printf("h %s/hl/c%u %s/L%u/hl/x2\n", l, li, top, n - 1);
 		}
 	}
 }

@@ -25,11 +25,23 @@
  *                                build layer trees under ROOT from a spec
  *                                (see cmd_mktree()); -k keeps going past
  *                                lines that cannot apply
- *   lfs-probe dump DIR           one sorted line per entry under DIR: type,
- *                                mode, owner, size, name, link target,
- *                                content hash, user.* xattrs
- *   lfs-probe meta DIR           as dump, plus mtime and every xattr (hex)
- *                                but the trusted.overlay.* markers
+ *   lfs-probe dump [-p] [-x FIELD,...] DIR
+ *                                one sorted line per entry under DIR with
+ *                                every property two views of the same
+ *                                layers share: type, mode, owner, size,
+ *                                link target, content hash, rdev, link
+ *                                count, hard-link group, blocks, mtime,
+ *                                every xattr in full; -x and -p leave out
+ *                                what differs by design (see "dump and
+ *                                meta" below)
+ *   lfs-probe meta DIR           every field of every object under DIR and
+ *                                of DIR, but atime: inode numbers, ctimes
+ *                                and trusted.overlay.* too, to prove a
+ *                                lower layer unchanged
+ *   lfs-probe flatten [-a] OUT LAYER...
+ *                                build at OUT, without layerfs, the tree a
+ *                                read-only mount of the LAYERs (top first)
+ *                                shows (see "flatten" below); -a: whiteout=aufs
  *   lfs-probe ops [DIR] < SCRIPT run file-system operations, one a line,
  *                                in DIR; one result line each (see cmd_ops())
  *   lfs-probe race N FILE        N processes open FILE for write at once and
@@ -54,6 +66,8 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <sys/sysmacros.h>
+
+#include "uapi/layerfs.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -446,6 +460,29 @@ static void set_marker(const char *path, const char *name, const char *val)
 		fail("setxattr %s: %s", path, strerror(errno));
 }
 
+/* xattr @name of @path (not behind it): @val as text, or "0xHEX" */
+static int set_xattr_arg(const char *path, const char *name, const char *val)
+{
+	unsigned char bin[2048];
+	size_t n = 0;
+	unsigned int byte;
+
+	if (strncmp(val, "0x", 2))
+		return lsetxattr(path, name, val, strlen(val), 0);
+	for (val += 2; val[0] && n < sizeof(bin); val += 2) {
+		if (sscanf(val, "%2x", &byte) != 1 || !val[1]) {
+			errno = EINVAL;
+			return -1;
+		}
+		bin[n++] = byte;
+	}
+	if (val[0]) {
+		errno = E2BIG;
+		return -1;
+	}
+	return lsetxattr(path, name, bin, n, 0);
+}
+
 /* an empty file: @dir/@prefix@name (aufs whiteouts and markers) */
 static int make_empty(const char *dir, const char *prefix, const char *name)
 {
@@ -479,7 +516,9 @@ static int make_empty(const char *dir, const char *prefix, const char *name)
  *   A PATH               aufs whiteout of PATH: an empty file ".wh.NAME"
  *                        beside it
  *   O PATH               aufs opaque directory: PATH/.wh..wh..opq
- *   a PATH NAME VALUE    set an xattr
+ *   s PATH               unix socket (mknod)
+ *   a PATH NAME VALUE    set an xattr; a VALUE "0xHEX" is binary (a POSIX
+ *                        ACL, a value with NULs), "0x" an empty value
  *   m PATH MODE          chmod (octal)
  *   u PATH UID GID       lchown
  * Parents are created as needed.  Blank lines and # comments are skipped.
@@ -613,7 +652,8 @@ static int cmd_mktree(int argc, char **argv)
 			ret = link(other, path);
 			break;
 		case 'p':
-			ret = mknod(path, S_IFIFO | 0644, 0);
+		case 's':
+			ret = mknod(path, (op[0] == 'p' ? S_IFIFO : S_IFSOCK) | 0644, 0);
 			break;
 		case 'c':
 		case 'b':
@@ -621,7 +661,7 @@ static int cmd_mktree(int argc, char **argv)
 				    makedev(atoi(a1), atoi(a2)));
 			break;
 		case 'a':
-			ret = lsetxattr(path, a1, a2, strlen(a2), 0);
+			ret = set_xattr_arg(path, a1, a2);
 			break;
 		case 'm':
 			ret = chmod(path, strtol(a1, NULL, 8));
@@ -643,73 +683,289 @@ static int cmd_mktree(int argc, char **argv)
 	return failures ? 1 : 0;
 }
 
-struct dump {
-	char **lines;
-	size_t n, cap;
-	size_t root_len;
-	bool meta;	/* mtime and every xattr in hex (cmd_meta) */
+/*
+ * ---- dump and meta ----
+ *
+ * dump: one line per object under DIR (DIR itself left out), sorted by
+ * path, with every property that two views of the same layers must
+ * agree on (layerfs and the kernel's overlay over the same layers, or
+ * one mount before and after a remount):
+ *
+ *   PATH TYPE MODE UID:GID SIZE[ -> TARGET] HASH[ dev=MAJ:MIN] nl=N
+ *   [hl=FIRST] [ds=N] bl=N mt=SEC.NSEC[ NAME=VALUE...]
+ *
+ * TYPE as ls -l shows it ('-' for a regular file), MODE in octal, SIZE 0
+ * for a directory (its st_size is ds=), HASH of the content (FNV-1a, 0
+ * but for regular files), dev= the rdev of devices, nl= the link count,
+ * hl= the first path (in sorted order, since inode numbers and readdir
+ * order differ between views) of the non-directories that share its
+ * inode, bl= st_blocks, mt= the mtime in ns, then every xattr of every
+ * namespace (user, trusted, security, system: POSIX ACLs) with its whole
+ * value, names sorted; a value that is not plain text (spaces, bytes
+ * outside printable ASCII, a backslash, or a leading "0x") is written
+ * "0x" and hex.
+ *
+ * Never printed: st_ino and st_dev (each view numbers its own), atime
+ * (reads change it) and ctime (a copy or a copy-up cannot set it).
+ * Directory attributes are the top-most part's in layerfs as in overlay
+ * (read-side.md), so they are printed, but a merged directory has
+ * nlink 1 where a plain tree counts subdirectories, and its size and
+ * blocks are its top part's, which count entries the merged view hides:
+ * -x dirs leaves those three out.
+ *
+ * -x FIELD[,FIELD...] leaves out what a comparison cannot expect to be
+ * equal, by design:
+ *   mtime    every mtime: a tree built from a spec, or written at another
+ *            moment, has other times
+ *   dirs     nlink, size (ds=) and blocks of directories (see above)
+ *   blocks   st_blocks: filesystem specific (tmpfs and ext4 differ), and
+ *            on ext4 an xattr that does not fit the inode takes a block
+ *   overlay  trusted.overlay.* xattrs: a raw upper layer holds them, the
+ *            mount hides them
+ *   nlink    nl= and hl= of non-directories: a lower file keeps its link
+ *            count where a link of it is hidden
+ * -p: -x mtime,dirs,blocks, for a tree made on its own (expect_tree's
+ * reference, a plain copy that a script wrote at other times).
+ *
+ * meta: the bit-for-bit record of a plain directory tree (a lower layer
+ * that must not change), DIR itself as ".": every field of every object,
+ * directories too: type, mode, owner, size, link count, inode number,
+ * blocks, rdev, content hash, symlink target, mtime and ctime in ns, and
+ * every xattr, trusted.overlay.* included.  Only atime is left out: the
+ * files are read with O_NOATIME where the kernel allows it, and a read
+ * that does set atime changes no other field.  Take the snapshot after
+ * the test's own set-up (chmod, setfattr, utimes set ctime) and outside
+ * the tree (the file it is written to must not be in it).
+ */
+
+/* the fields dump -x can leave out */
+#define DX_MTIME	0x01
+#define DX_DIRS		0x02
+#define DX_BLOCKS	0x04
+#define DX_OVERLAY	0x08
+#define DX_NLINK	0x10
+/* dump -p */
+#define DX_PLAIN	(DX_MTIME | DX_DIRS | DX_BLOCKS)
+
+static const struct {
+	const char *name;
+	unsigned int bit;
+} dump_fields[] = {
+	{ "mtime", DX_MTIME }, { "dirs", DX_DIRS }, { "blocks", DX_BLOCKS },
+	{ "overlay", DX_OVERLAY }, { "nlink", DX_NLINK },
 };
 
-static void dump_add(struct dump *d, char *line)
-{
-	if (d->n == d->cap) {
-		d->cap = d->cap ? 2 * d->cap : 1024;
-		d->lines = realloc(d->lines, d->cap * sizeof(*d->lines));
-		if (!d->lines)
-			exit(2);
-	}
-	d->lines[d->n++] = line;
-}
+struct dump_ent {
+	char *path;		/* relative to the root; "." is the root */
+	struct stat st;		/* lstat() of it */
+	const char *group;	/* first path of its hard-link group, or NULL */
+	char *line;		/* what the dump prints for it */
+};
 
-/* " NAME=HEX" for @val, cut to fit @out */
-static void append_hex(char *out, size_t size, const char *name,
-		       const unsigned char *val, ssize_t vl)
-{
-	size_t len = strlen(out);
-	ssize_t k;
-
-	len += snprintf(out + len, size - len, " %s=0x", name);
-	for (k = 0; k < vl && len + 3 < size; k++)
-		len += snprintf(out + len, size - len, "%02x", val[k]);
-}
+struct dump {
+	struct dump_ent *ents;
+	size_t n, cap;
+	size_t root_len;	/* strlen(root) + 1 */
+	bool raw;		/* meta: every field, the root too */
+	unsigned int excl;	/* DX_* left out */
+};
 
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/*
- * The xattrs of @path: user.* and trusted.* as text, or for @meta every
- * name but trusted.overlay.*, sorted (filesystems list in their own
- * order), values in hex.
- */
-static void dump_xattrs(const char *path, char *out, size_t size, bool meta)
+static void *xrealloc(void *p, size_t size)
 {
-	char names[4096], val[256], *sorted[256];
-	ssize_t len = llistxattr(path, names, sizeof(names)), i;
+	p = realloc(p, size ? size : 1);
+	if (!p) {
+		fprintf(stderr, "lfs-probe: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+/*
+ * The xattr names of @path into *@buf (NUL-separated, freed by the
+ * caller): their total length, or -1 with errno set.  Sized first, so
+ * any number of names fits.
+ */
+static ssize_t xattr_names(const char *path, char **buf)
+{
+	ssize_t len;
+
+	*buf = NULL;
+	for (;;) {
+		len = llistxattr(path, NULL, 0);
+		if (len <= 0)
+			return len;
+		*buf = xrealloc(*buf, len);
+		len = llistxattr(path, *buf, len);
+		if (len >= 0 || errno != ERANGE)
+			return len;
+	}
+}
+
+/* The value of xattr @name of @path into *@val (whole): length, or -1. */
+static ssize_t xattr_value(const char *path, const char *name, char **val)
+{
+	ssize_t len;
+
+	*val = NULL;
+	for (;;) {
+		len = lgetxattr(path, name, NULL, 0);
+		if (len < 0)
+			return len;
+		*val = xrealloc(*val, len);
+		len = lgetxattr(path, name, *val, len);
+		if (len >= 0 || errno != ERANGE)
+			return len;
+	}
+}
+
+/* an xattr value as text, or "0x" and hex when it is not plain text */
+static void put_value(FILE *m, const unsigned char *v, ssize_t n)
+{
+	bool text = n > 0 && !(n >= 2 && v[0] == '0' && v[1] == 'x');
+	ssize_t i;
+
+	for (i = 0; i < n && text; i++)
+		if (v[i] <= ' ' || v[i] > '~' || v[i] == '\\')
+			text = false;
+	if (text) {
+		fwrite(v, 1, n, m);
+		return;
+	}
+	fputs("0x", m);
+	for (i = 0; i < n; i++)
+		fprintf(m, "%02x", v[i]);
+}
+
+/* " NAME=VALUE" for every xattr of @path, names sorted */
+static void put_xattrs(FILE *m, const char *path, unsigned int excl)
+{
+	char *names, *val, **sorted;
+	ssize_t len = xattr_names(path, &names), i;
 	size_t n = 0, k;
 
-	out[0] = '\0';
-	for (i = 0; i < len && n < 256; i += strlen(names + i) + 1) {
-		if (meta ? !strncmp(names + i, "trusted.overlay.", 16) :
-			   strncmp(names + i, "user.", 5) &&
-			   strncmp(names + i, "trusted.", 8))
+	if (len < 0) {
+		fprintf(m, " xattrs!%s", strerrorname_np(errno));
+		return;
+	}
+	sorted = xrealloc(NULL, (len + 1) * sizeof(*sorted));
+	for (i = 0; i < len; i += strlen(names + i) + 1) {
+		if ((excl & DX_OVERLAY) &&
+		    !strncmp(names + i, "trusted.overlay.", 16))
 			continue;
 		sorted[n++] = names + i;
 	}
-	if (meta)
-		qsort(sorted, n, sizeof(*sorted), cmp_str);
+	qsort(sorted, n, sizeof(*sorted), cmp_str);
 	for (k = 0; k < n; k++) {
-		ssize_t vl = lgetxattr(path, sorted[k], val, sizeof(val) - 1);
+		ssize_t vl = xattr_value(path, sorted[k], &val);
 
-		if (meta) {
-			append_hex(out, size, sorted[k], (unsigned char *)val, vl);
+		if (vl < 0) {
+			fprintf(m, " %s!%s", sorted[k], strerrorname_np(errno));
 			continue;
 		}
-		val[vl < 0 ? 0 : vl] = '\0';
-		snprintf(out + strlen(out), size - strlen(out), " %s=%s",
-			 sorted[k], val);
+		fprintf(m, " %s=", sorted[k]);
+		put_value(m, (unsigned char *)val, vl);
+		free(val);
 	}
+	free(sorted);
+	free(names);
+}
+
+/* the content hash of regular file @path, read without touching atime */
+static int hash_file(const char *path, off_t size, uint64_t *h)
+{
+	int fd = open(path, O_RDONLY | O_NOATIME | O_NONBLOCK);
+
+	if (fd < 0 && errno == EPERM)
+		fd = open(path, O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	*h = hash_fd_read(fd, size);
+	return close(fd);
+}
+
+static char type_char(mode_t mode)
+{
+	return "?pc?d?b?-?l?s???"[(mode >> 12) & 15];
+}
+
+/* the line of one object (see the head of this section) */
+static char *dump_line(const struct dump *d, const struct dump_ent *e,
+		       const char *path)
+{
+	const struct stat *st = &e->st;
+	bool dir = S_ISDIR(st->st_mode);
+	char target[PATH_MAX] = "", *line = NULL;
+	size_t len = 0;
+	uint64_t h = 0;
+	FILE *m;
+
+	if (S_ISLNK(st->st_mode)) {
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+
+		target[n < 0 ? 0 : n] = '\0';
+	} else if (S_ISREG(st->st_mode) && hash_file(path, st->st_size, &h)) {
+		fail("open %s: %s", path, strerror(errno));
+	}
+	m = open_memstream(&line, &len);
+	if (!m)
+		exit(2);
+	fprintf(m, "%s %c %o %u:%u", e->path, type_char(st->st_mode),
+		st->st_mode & 07777, st->st_uid, st->st_gid);
+	if (d->raw)
+		fprintf(m, " size=%lld nl=%lu ino=%llu bl=%lld",
+			(long long)st->st_size, (unsigned long)st->st_nlink,
+			(unsigned long long)st->st_ino, (long long)st->st_blocks);
+	else
+		fprintf(m, " %lld", dir ? 0LL : (long long)st->st_size);
+	if (target[0] || S_ISLNK(st->st_mode))
+		fprintf(m, " -> %s", target);
+	fprintf(m, " %016llx", (unsigned long long)h);
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		fprintf(m, " dev=%u:%u", major(st->st_rdev), minor(st->st_rdev));
+	if (d->raw) {
+		fprintf(m, " mt=%lld.%09ld ct=%lld.%09ld",
+			(long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+			(long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+		put_xattrs(m, path, 0);
+		fclose(m);
+		return line;
+	}
+	if (dir ? !(d->excl & DX_DIRS) : !(d->excl & DX_NLINK))
+		fprintf(m, " nl=%lu", (unsigned long)st->st_nlink);
+	if (e->group && !(d->excl & DX_NLINK))
+		fprintf(m, " hl=%s", e->group);
+	if (dir && !(d->excl & DX_DIRS))
+		fprintf(m, " ds=%lld", (long long)st->st_size);
+	if (!(d->excl & DX_BLOCKS) && !(dir && (d->excl & DX_DIRS)))
+		fprintf(m, " bl=%lld", (long long)st->st_blocks);
+	if (!(d->excl & DX_MTIME))
+		fprintf(m, " mt=%lld.%09ld", (long long)st->st_mtim.tv_sec,
+			st->st_mtim.tv_nsec);
+	put_xattrs(m, path, d->excl);
+	fclose(m);
+	return line;
+}
+
+static void dump_add(struct dump *d, const char *path, const struct stat *st)
+{
+	struct dump_ent *e;
+
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 1024;
+		d->ents = xrealloc(d->ents, d->cap * sizeof(*d->ents));
+	}
+	e = &d->ents[d->n++];
+	e->path = strdup(path[d->root_len - 1] ? path + d->root_len : ".");
+	if (!e->path)
+		exit(2);
+	e->st = *st;
+	e->group = NULL;
+	e->line = NULL;
 }
 
 static void dump_walk(struct dump *d, const char *dir)
@@ -722,10 +978,8 @@ static void dump_walk(struct dump *d, const char *dir)
 		return;
 	}
 	while ((de = readdir(dh))) {
-		char path[PATH_MAX], target[PATH_MAX] = "", xat[4096];
-		char *line;
+		char path[PATH_MAX];
 		struct stat st;
-		uint64_t h = 0;
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -734,90 +988,589 @@ static void dump_walk(struct dump *d, const char *dir)
 			fail("lstat %s: %s", path, strerror(errno));
 			continue;
 		}
-		if (S_ISLNK(st.st_mode)) {
-			ssize_t n = readlink(path, target, sizeof(target) - 1);
-
-			target[n < 0 ? 0 : n] = '\0';
-		} else if (S_ISREG(st.st_mode)) {
-			int fd = open(path, O_RDONLY);
-
-			if (fd < 0)
-				fail("open %s: %s", path, strerror(errno));
-			else {
-				h = hash_fd_read(fd, st.st_size);
-				close(fd);
-			}
-		}
-		dump_xattrs(path, xat, sizeof(xat), d->meta);
-		if (d->meta && !S_ISDIR(st.st_mode))
-			snprintf(xat + strlen(xat), sizeof(xat) - strlen(xat),
-				 " mtime=%lld.%09ld", (long long)st.st_mtim.tv_sec,
-				 st.st_mtim.tv_nsec);
-		if (asprintf(&line, "%s %c %o %u:%u %lld%s%s %016llx%s",
-			     path + d->root_len,
-			     "?pc?d?b?-?l?s???"[(st.st_mode >> 12) & 15],
-			     st.st_mode & 07777, st.st_uid, st.st_gid,
-			     S_ISDIR(st.st_mode) ? 0LL : (long long)st.st_size,
-			     target[0] ? " -> " : "", target,
-			     (unsigned long long)h, xat) < 0)
-			exit(2);
-		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-			char *l2;
-
-			if (asprintf(&l2, "%s dev=%u:%u", line, major(st.st_rdev),
-				     minor(st.st_rdev)) < 0)
-				exit(2);
-			free(line);
-			line = l2;
-		}
-		dump_add(d, line);
+		dump_add(d, path, &st);
 		if (S_ISDIR(st.st_mode))
 			dump_walk(d, path);
 	}
 	closedir(dh);
 }
 
-/* the sorted dump of the tree under @dir into @d */
-static void dump_tree(struct dump *d, const char *dir, bool meta)
+static int cmp_ent_path(const void *a, const void *b)
 {
+	return strcmp(((const struct dump_ent *)a)->path,
+		      ((const struct dump_ent *)b)->path);
+}
+
+/* by device and inode, then by place (the array is sorted by path) */
+static int cmp_ent_ino(const void *a, const void *b)
+{
+	const struct dump_ent *x = *(const struct dump_ent *const *)a;
+	const struct dump_ent *y = *(const struct dump_ent *const *)b;
+
+	if (x->st.st_dev != y->st.st_dev)
+		return x->st.st_dev < y->st.st_dev ? -1 : 1;
+	if (x->st.st_ino != y->st.st_ino)
+		return x->st.st_ino < y->st.st_ino ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Hard-link groups: the non-directories that share an inode get the
+ * first of their paths, in sorted order, as the group's name.
+ */
+static void dump_groups(struct dump *d)
+{
+	struct dump_ent **by_ino = xrealloc(NULL, d->n * sizeof(*by_ino));
+	size_t i, j, k;
+
+	for (i = 0; i < d->n; i++)
+		by_ino[i] = &d->ents[i];
+	qsort(by_ino, d->n, sizeof(*by_ino), cmp_ent_ino);
+	for (i = 0; i < d->n; i = j) {
+		for (j = i + 1; j < d->n; j++)
+			if (by_ino[j]->st.st_dev != by_ino[i]->st.st_dev ||
+			    by_ino[j]->st.st_ino != by_ino[i]->st.st_ino)
+				break;
+		if (j - i < 2 || S_ISDIR(by_ino[i]->st.st_mode))
+			continue;
+		for (k = i; k < j; k++)
+			by_ino[k]->group = by_ino[i]->path;
+	}
+	free(by_ino);
+}
+
+/* the dump of the tree under @dir into @d, sorted by path */
+static void dump_tree(struct dump *d, const char *dir, bool raw,
+		      unsigned int excl)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	size_t i;
+
 	memset(d, 0, sizeof(*d));
-	d->meta = meta;
+	d->raw = raw;
+	d->excl = excl;
 	d->root_len = strlen(dir) + 1;
+	if (raw) {
+		if (lstat(dir, &st))
+			fail("lstat %s: %s", dir, strerror(errno));
+		else
+			dump_add(d, dir, &st);
+	}
 	dump_walk(d, dir);
-	qsort(d->lines, d->n, sizeof(*d->lines), cmp_str);
+	qsort(d->ents, d->n, sizeof(*d->ents), cmp_ent_path);
+	dump_groups(d);
+	for (i = 0; i < d->n; i++) {
+		if (strcmp(d->ents[i].path, "."))
+			snprintf(path, sizeof(path), "%s/%s", dir, d->ents[i].path);
+		else
+			snprintf(path, sizeof(path), "%s", dir);
+		d->ents[i].line = dump_line(d, &d->ents[i], path);
+	}
 }
 
 static void dump_free(struct dump *d)
 {
-	while (d->n)
-		free(d->lines[--d->n]);
-	free(d->lines);
+	while (d->n) {
+		d->n--;
+		free(d->ents[d->n].path);
+		free(d->ents[d->n].line);
+	}
+	free(d->ents);
 }
 
-static int dump_print(const char *dir, bool meta)
+static int dump_print(const char *dir, bool raw, unsigned int excl)
 {
 	struct dump d;
 	size_t i;
 
-	dump_tree(&d, dir, meta);
+	dump_tree(&d, dir, raw, excl);
 	for (i = 0; i < d.n; i++)
-		printf("%s\n", d.lines[i]);
+		printf("%s\n", d.ents[i].line);
 	dump_free(&d);
 	return failures ? 1 : 0;
 }
 
+/* "-x FIELD[,FIELD...]" into DX_* bits: 0, or -1 for an unknown field */
+static int dump_parse_fields(const char *list, unsigned int *excl)
+{
+	char buf[256], *w, *save;
+	size_t i;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < ARRAY_SIZE(dump_fields); i++)
+			if (!strcmp(w, dump_fields[i].name))
+				break;
+		if (i == ARRAY_SIZE(dump_fields)) {
+			fprintf(stderr, "lfs-probe: dump -x %s: no field %s (mtime, dirs, blocks, overlay, nlink)\n",
+				list, w);
+			return -1;
+		}
+		*excl |= dump_fields[i].bit;
+	}
+	return 0;
+}
+
 static int cmd_dump(int argc, char **argv)
 {
-	if (argc != 1)
+	unsigned int excl = 0;
+
+	while (argc > 1 && argv[0][0] == '-') {
+		if (!strcmp(argv[0], "-p")) {
+			excl |= DX_PLAIN;
+		} else if (!strcmp(argv[0], "-x") && argc > 2) {
+			if (dump_parse_fields(argv[1], &excl))
+				return 2;
+			argc--;
+			argv++;
+		} else {
+			break;
+		}
+		argc--;
+		argv++;
+	}
+	if (argc != 1) {
+		fprintf(stderr, "usage: lfs-probe dump [-p] [-x FIELD[,FIELD...]] DIR\n");
 		return 2;
-	return dump_print(argv[0], false);
+	}
+	return dump_print(argv[0], false, excl);
 }
 
 static int cmd_meta(int argc, char **argv)
 {
 	if (argc != 1)
 		return 2;
-	return dump_print(argv[0], true);
+	return dump_print(argv[0], true, 0);
+}
+
+/*
+ * ---- flatten ----
+ *
+ * flatten [-a] OUT LAYER...: the tree a read-only layerfs mount of the
+ * LAYERs (top first) shows, built as a plain tree at OUT without
+ * layerfs, by the rules of docs/read-side.md, so that it can be the
+ * reference of a differential test.  For each directory, its instances
+ * in the layers are read top-down and a name is decided by the first
+ * instance that holds it:
+ *   - a whiteout hides it: a symlink to LFS_WHITEOUT_TARGET with
+ *     LFS_XATTR_WHITEOUT "y", a character device 0/0, or an empty
+ *     regular file with LFS_XATTR_WHITEOUT "y" in an instance whose
+ *     LFS_XATTR_OPAQUE is "x" (markers are read as layerfs reads them:
+ *     the one byte, exactly);
+ *   - a non-directory is copied;
+ *   - a directory merges its instances in the instances below, down to
+ *     one that is opaque (LFS_XATTR_OPAQUE "y"), the first that holds a
+ *     non-directory (whiteouts too), or the end.
+ * The layers' roots are never opaque and never hold empty-file
+ * whiteouts, as in layerfs.  With -a (whiteout=aufs): names starting
+ * with ".wh." are never shown; ".wh.NAME" hides NAME in the instances
+ * below its own; a directory instance holding ".wh..wh..opq", or beside
+ * its own ".wh.NAME", is the last one; an instance that lacks NAME but
+ * holds ".wh.NAME" ends the merge.
+ *
+ * What is copied: type, data (holes kept: only SEEK_DATA ranges are
+ * written), symlink targets, rdev, owner, every xattr but
+ * trusted.overlay.* (the mount hides them all), mode, atime and mtime; a
+ * directory takes those of its top instance.  Non-directories that share
+ * an inode in the layers (within a layer or across layers) are hard
+ * links in OUT.  What a plain tree cannot copy: ctime and inode numbers;
+ * the link count of a merged directory (the mount shows 1) and its size
+ * and blocks; the link count of a file a link of which is hidden (the
+ * mount shows the lower count).  Compare with dump -x dirs, and keep
+ * hidden links out of the layers.
+ */
+
+struct fl_part {
+	char *path;		/* the directory's instance in one layer */
+	bool xwh;		/* holds empty-file whiteouts (opaque "x") */
+};
+
+struct fl_link {
+	dev_t dev;
+	ino_t ino;
+	char *out;		/* its first copy */
+};
+
+struct flat {
+	bool aufs;		/* -a: whiteout=aufs */
+	struct fl_link *links;	/* copied files with several links */
+	size_t nlinks;
+	int errors;
+};
+
+static void fl_error(struct flat *f, const char *what, const char *path)
+{
+	fprintf(stderr, "lfs-probe: flatten: %s: %s: %s\n", path, what,
+		strerror(errno));
+	f->errors++;
+}
+
+/* is the marker xattr @name of @path the one byte @want, as layerfs reads it? */
+static bool fl_marker(const char *path, const char *name, char want)
+{
+	char v[2];
+
+	return lgetxattr(path, name, v, sizeof(v)) == 1 && v[0] == want;
+}
+
+static bool fl_is_aufs_name(const char *name)
+{
+	return !strncmp(name, LFS_AUFS_WHITEOUT_PREFIX,
+			sizeof(LFS_AUFS_WHITEOUT_PREFIX) - 1);
+}
+
+/* does directory @dir hold @prefix@name? */
+static bool fl_holds(const char *dir, const char *prefix, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s%s", dir, prefix, name);
+	return !lstat(path, &st);
+}
+
+static bool fl_is_whiteout(const char *path, const struct stat *st, bool xwh)
+{
+	char target[sizeof(LFS_WHITEOUT_TARGET)];
+	ssize_t n;
+
+	switch (st->st_mode & S_IFMT) {
+	case S_IFCHR:
+		return st->st_rdev == makedev(0, 0);
+	case S_IFLNK:
+		if (st->st_size != sizeof(LFS_WHITEOUT_TARGET) - 1 ||
+		    !fl_marker(path, LFS_XATTR_WHITEOUT, LFS_XATTR_TRUE[0]))
+			return false;
+		n = readlink(path, target, sizeof(target));
+		return n == sizeof(target) - 1 &&
+		       !memcmp(target, LFS_WHITEOUT_TARGET, n);
+	case S_IFREG:
+		return xwh && st->st_size == 0 &&
+		       fl_marker(path, LFS_XATTR_WHITEOUT, LFS_XATTR_TRUE[0]);
+	}
+	return false;
+}
+
+/* a directory instance: is it opaque?  *@xwh: does it hold xwhiteouts? */
+static bool fl_dir_marker(const struct flat *f, const char *path, bool *xwh)
+{
+	*xwh = fl_marker(path, LFS_XATTR_OPAQUE, 'x');
+	if (fl_marker(path, LFS_XATTR_OPAQUE, LFS_XATTR_TRUE[0]))
+		return true;
+	return f->aufs && fl_holds(path, "", LFS_AUFS_OPAQUE_NAME);
+}
+
+/* owner, xattrs but trusted.overlay.*, mode, times of @src onto @dst */
+static void fl_attrs(struct flat *f, const char *src, const char *dst,
+		     const struct stat *st)
+{
+	struct timespec ts[2] = { st->st_atim, st->st_mtim };
+	char *names, *val;
+	ssize_t len, i, vl;
+
+	if (lchown(dst, st->st_uid, st->st_gid))
+		fl_error(f, "lchown", dst);
+	len = xattr_names(src, &names);
+	if (len < 0)
+		fl_error(f, "listxattr", src);
+	for (i = 0; i < len; i += strlen(names + i) + 1) {
+		if (!strncmp(names + i, LFS_XATTR_PREFIX,
+			     sizeof(LFS_XATTR_PREFIX) - 1))
+			continue;
+		vl = xattr_value(src, names + i, &val);
+		if (vl < 0 || lsetxattr(dst, names + i, val, vl, 0))
+			fl_error(f, names + i, vl < 0 ? src : dst);
+		free(val);
+	}
+	free(names);
+	/* after chown (which clears set-id bits) and the ACLs */
+	if (!S_ISLNK(st->st_mode) && chmod(dst, st->st_mode & 07777))
+		fl_error(f, "chmod", dst);
+	if (utimensat(AT_FDCWD, dst, ts, AT_SYMLINK_NOFOLLOW))
+		fl_error(f, "utimensat", dst);
+}
+
+/* the data of @src into a new file @dst: only its data ranges, holes kept */
+static int fl_copy_data(const char *src, const char *dst, off_t size)
+{
+	static char buf[65536];
+	int in, out, err = 0;
+	off_t off = 0, data, hole;
+	ssize_t n;
+
+	in = open(src, O_RDONLY | O_NOATIME);
+	if (in < 0 && errno == EPERM)
+		in = open(src, O_RDONLY);
+	if (in < 0)
+		return -1;
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while (off < size && !err) {
+		data = lseek(in, off, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			break;
+		hole = data < 0 ? size : lseek(in, data, SEEK_HOLE);
+		if (data < 0)
+			data = off;
+		for (off = data; off < hole && !err; off += n) {
+			n = pread(in, buf, hole - off < (off_t)sizeof(buf) ?
+				  hole - off : (off_t)sizeof(buf), off);
+			if (n <= 0 || pwrite(out, buf, n, off) != n)
+				err = -1;
+		}
+	}
+	if (!err && ftruncate(out, size))
+		err = -1;
+	close(in);
+	if (close(out))
+		err = -1;
+	return err;
+}
+
+/* a copy of the non-directory @src at @dst, or a link to its first copy */
+static void fl_copy(struct flat *f, const char *src, const char *dst,
+		    const struct stat *st)
+{
+	char target[PATH_MAX];
+	size_t i;
+	ssize_t n;
+	int ret;
+
+	for (i = 0; st->st_nlink > 1 && i < f->nlinks; i++) {
+		if (f->links[i].dev == st->st_dev && f->links[i].ino == st->st_ino) {
+			if (link(f->links[i].out, dst))
+				fl_error(f, "link", dst);
+			return;
+		}
+	}
+	switch (st->st_mode & S_IFMT) {
+	case S_IFREG:
+		ret = fl_copy_data(src, dst, st->st_size);
+		break;
+	case S_IFLNK:
+		n = readlink(src, target, sizeof(target) - 1);
+		target[n < 0 ? 0 : n] = '\0';
+		ret = n < 0 ? -1 : symlink(target, dst);
+		break;
+	default:
+		ret = mknod(dst, (st->st_mode & S_IFMT) | 0600, st->st_rdev);
+	}
+	if (ret) {
+		fl_error(f, "copy", dst);
+		return;
+	}
+	fl_attrs(f, src, dst, st);
+	if (st->st_nlink > 1) {
+		f->links = xrealloc(f->links, (f->nlinks + 1) * sizeof(*f->links));
+		f->links[f->nlinks].dev = st->st_dev;
+		f->links[f->nlinks].ino = st->st_ino;
+		f->links[f->nlinks].out = strdup(dst);
+		f->nlinks++;
+	}
+}
+
+/* the names in directory @path, sorted, NULL-terminated; NULL on error */
+static char **fl_names(const char *path, size_t *count)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	char **v = NULL;
+	size_t n = 0;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		v = xrealloc(v, (n + 2) * sizeof(*v));
+		v[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	v = xrealloc(v, (n + 1) * sizeof(*v));
+	v[n] = NULL;
+	qsort(v, n, sizeof(*v), cmp_str);
+	*count = n;
+	return v;
+}
+
+static void fl_free_names(char **v)
+{
+	size_t i;
+
+	for (i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* names already decided in a merged directory: sorted, for bsearch */
+struct fl_seen {
+	char **names;
+	size_t n, sorted;
+};
+
+static bool fl_seen_has(const struct fl_seen *s, const char *name)
+{
+	return s->sorted && bsearch(&name, s->names, s->sorted,
+				    sizeof(*s->names), cmp_str);
+}
+
+/* added names count once fl_seen_sort() ran: one instance's names are distinct */
+static void fl_seen_add(struct fl_seen *s, const char *name)
+{
+	s->names = xrealloc(s->names, (s->n + 1) * sizeof(*s->names));
+	s->names[s->n++] = strdup(name);
+}
+
+static void fl_seen_sort(struct fl_seen *s)
+{
+	qsort(s->names, s->n, sizeof(*s->names), cmp_str);
+	s->sorted = s->n;
+}
+
+static void fl_dir(struct flat *f, const char *out, const struct fl_part *parts,
+		   size_t np);
+
+/*
+ * @name, a directory in instance @p of @parts: make it at @dst and merge
+ * it with its instances below, as lookup does.
+ */
+static void fl_subdir(struct flat *f, const char *dst, const struct fl_part *parts,
+		      size_t np, size_t p, const char *name, const struct stat *st)
+{
+	struct fl_part *sub = xrealloc(NULL, (np - p) * sizeof(*sub));
+	size_t n = 0, q;
+	bool last;
+
+	for (q = p; q < np; q++) {
+		struct stat qs;
+		char *path;
+
+		if (asprintf(&path, "%s/%s", parts[q].path, name) < 0)
+			exit(2);
+		if (q > p && lstat(path, &qs)) {
+			free(path);
+			/* no NAME, but ".wh.NAME": the end of the merge */
+			if (f->aufs && fl_holds(parts[q].path, LFS_AUFS_WHITEOUT_PREFIX, name))
+				break;
+			continue;
+		}
+		if (q > p && !S_ISDIR(qs.st_mode)) {
+			free(path);
+			break;
+		}
+		last = fl_dir_marker(f, path, &sub[n].xwh);
+		sub[n++].path = path;
+		/* beside its own aufs whiteout, a directory is the last part */
+		if (last || (f->aufs && fl_holds(parts[q].path, LFS_AUFS_WHITEOUT_PREFIX, name)))
+			break;
+	}
+	if (mkdir(dst, 0700)) {
+		fl_error(f, "mkdir", dst);
+	} else {
+		fl_dir(f, dst, sub, n);
+		fl_attrs(f, sub[0].path, dst, st);
+	}
+	while (n)
+		free(sub[--n].path);
+	free(sub);
+}
+
+/* the merged directory of @parts (top first) into the existing @out */
+static void fl_dir(struct flat *f, const char *out, const struct fl_part *parts,
+		   size_t np)
+{
+	struct fl_seen seen = { NULL, 0, 0 };
+	char src[PATH_MAX], dst[PATH_MAX];
+	size_t p, i, count;
+
+	for (p = 0; p < np; p++) {
+		char **names = fl_names(parts[p].path, &count);
+
+		if (!names) {
+			fl_error(f, "opendir", parts[p].path);
+			continue;
+		}
+		for (i = 0; i < count; i++) {
+			const char *name = names[i];
+			struct stat st;
+
+			if ((f->aufs && fl_is_aufs_name(name)) || fl_seen_has(&seen, name))
+				continue;
+			fl_seen_add(&seen, name);
+			snprintf(src, sizeof(src), "%s/%s", parts[p].path, name);
+			snprintf(dst, sizeof(dst), "%s/%s", out, name);
+			if (lstat(src, &st)) {
+				fl_error(f, "lstat", src);
+				continue;
+			}
+			if (fl_is_whiteout(src, &st, parts[p].xwh))
+				continue;
+			if (S_ISDIR(st.st_mode))
+				fl_subdir(f, dst, parts, np, p, name, &st);
+			else
+				fl_copy(f, src, dst, &st);
+		}
+		/* aufs whiteouts hide what is below their instance */
+		fl_seen_sort(&seen);
+		for (i = 0; f->aufs && i < count; i++) {
+			const char *hidden = names[i] + sizeof(LFS_AUFS_WHITEOUT_PREFIX) - 1;
+
+			if (fl_is_aufs_name(names[i]) && hidden[0] &&
+			    !fl_is_aufs_name(hidden) && !fl_seen_has(&seen, hidden))
+				fl_seen_add(&seen, hidden);
+		}
+		fl_seen_sort(&seen);
+		fl_free_names(names);
+	}
+	fl_seen_sort(&seen);
+	while (seen.n)
+		free(seen.names[--seen.n]);
+	free(seen.names);
+}
+
+static int cmd_flatten(int argc, char **argv)
+{
+	struct flat f = { 0 };
+	struct fl_part *roots;
+	struct stat st;
+	int i;
+
+	if (argc > 0 && !strcmp(argv[0], "-a")) {
+		f.aufs = true;
+		argc--;
+		argv++;
+	}
+	if (argc < 2) {
+		fprintf(stderr, "usage: lfs-probe flatten [-a] OUT LAYER...\n");
+		return 2;
+	}
+	if (mkdir(argv[0], 0700) && (errno != EEXIST || rmdir(argv[0]) ||
+				     mkdir(argv[0], 0700))) {
+		fprintf(stderr, "lfs-probe: flatten: %s: not a new or empty directory: %s\n",
+			argv[0], strerror(errno));
+		return 2;
+	}
+	roots = xrealloc(NULL, (argc - 1) * sizeof(*roots));
+	for (i = 1; i < argc; i++) {
+		roots[i - 1].path = argv[i];
+		/* a layer's root is never opaque, nor read for xwhiteouts */
+		roots[i - 1].xwh = false;
+	}
+	if (lstat(argv[1], &st) || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "lfs-probe: flatten: %s: not a directory\n", argv[1]);
+		return 2;
+	}
+	fl_dir(&f, argv[0], roots, argc - 1);
+	fl_attrs(&f, argv[1], argv[0], &st);
+	free(roots);
+	while (f.nlinks)
+		free(f.links[--f.nlinks].out);
+	free(f.links);
+	return f.errors ? 1 : 0;
 }
 
 /*
@@ -1004,20 +1757,24 @@ static int ops_count(const char *path, char *out, size_t size)
 	return 0;
 }
 
-/* compare the dumps of two trees; the differing lines follow as -/+ */
+/*
+ * compare the dumps of two trees, as dump -p sees them (the callers
+ * compare a mount with a reference tree built and written on its own);
+ * the differing lines follow as -/+
+ */
 static int ops_treecmp(const char *a, const char *b, char *out, size_t size)
 {
 	struct dump da, db;
 	size_t i = 0, j = 0;
 	bool same = true;
 
-	dump_tree(&da, a, false);
-	dump_tree(&db, b, false);
+	dump_tree(&da, a, false, DX_PLAIN);
+	dump_tree(&db, b, false, DX_PLAIN);
 	while (i < da.n || j < db.n) {
 		int c = i == da.n ? 1 : j == db.n ? -1 :
-			strcmp(da.lines[i], db.lines[j]);
+			strcmp(da.ents[i].path, db.ents[j].path);
 
-		if (!c) {
+		if (!c && !strcmp(da.ents[i].line, db.ents[j].line)) {
 			i++;
 			j++;
 			continue;
@@ -1025,10 +1782,10 @@ static int ops_treecmp(const char *a, const char *b, char *out, size_t size)
 		if (same)
 			printf("treecmp %s %s:\n", a, b);
 		same = false;
-		if (c < 0)
-			printf("  -%s\n", da.lines[i++]);
-		else
-			printf("  +%s\n", db.lines[j++]);
+		if (c <= 0)
+			printf("  -%s\n", da.ents[i++].line);
+		if (c >= 0)
+			printf("  +%s\n", db.ents[j++].line);
 	}
 	dump_free(&da);
 	dump_free(&db);
@@ -1423,7 +2180,7 @@ static int cmd_mount2(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: lfs-probe dino|seekdir|fileops|writecalls|stat|mktree|dump|meta|ops|race ARGS\n");
+		fprintf(stderr, "usage: lfs-probe dino|seekdir|fileops|writecalls|stat|mktree|dump|meta|flatten|ops|race ARGS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "dino"))
@@ -1444,6 +2201,8 @@ int main(int argc, char **argv)
 		return cmd_dump(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "meta"))
 		return cmd_meta(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "flatten"))
+		return cmd_flatten(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "ops"))
 		return cmd_ops(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "race"))

@@ -1,11 +1,12 @@
 #!/usr/bin/env bats
 # Write side, differentially: seeded scripts of every write operation
-# (lfs-opseq gen) applied to a writable mount and to a plain copy of its
-# flattened tree on tmpfs give identical step logs (results, errnos,
+# (lfs-opseq gen) applied to a writable mount and to the stack flattened
+# on tmpfs without layerfs (lfs-probe flatten) give identical step logs
+# (results, errnos,
 # contents read back, listings, inode number stability) and identical
 # final trees (types, modes, owners, sizes, contents, link targets,
-# devices, xattrs, hard-link groups, preserved mtimes); the tree survives
-# a remount and the lower layers never change.
+# devices, every xattr in full, hard-link groups, preserved mtimes); the
+# tree survives a remount and the lower layers never change.
 #
 # LFS_FSTYPE=overlay runs the suite on the kernel's overlay, to validate
 # the suite itself; the overlay differences it allows are in lib-diff.bash.
@@ -63,4 +64,32 @@ teardown() {
 	run diff_same "trees" "$WORK/a.dump" "$WORK/b.dump"
 	[ "$status" = 1 ]
 	[[ $output == *"+zz-extra f 0644 0:0 size=1 "* ]]
+}
+
+@test "the comparisons see an xattr that differs after byte 255 and a marker written into a lower layer" {
+	local long
+	lfs_workdir tmpfs
+	printf -v long 'v%.0s' {1..300}
+	cp -a "$DIFF_STACKS/s2.pristine" "$WORK/a"
+	cp -a "$DIFF_STACKS/s2.pristine" "$WORK/b"
+	setfattr -h -n trusted.test.long -v "${long}a" "$WORK/a/x0"
+	setfattr -h -n trusted.test.long -v "${long}b" "$WORK/b/x0"
+	"$OPSEQ" dump "$WORK/a" >"$WORK/a.dump"
+	"$OPSEQ" dump "$WORK/b" >"$WORK/b.dump"
+	run diff_same "trees" "$WORK/a.dump" "$WORK/b.dump"
+	[ "$status" = 1 ]
+	[[ $output == *"+x0 f "*" x:trusted.test.long=${long}b"* ]]
+	"$PROBE" dump "$WORK/a" >"$WORK/a.dump"
+	"$PROBE" dump "$WORK/b" >"$WORK/b.dump"
+	run diff_same "trees" "$WORK/a.dump" "$WORK/b.dump"
+	[ "$status" = 1 ]
+	[[ $output == *"+x0 - "*" trusted.test.long=${long}b"* ]]
+	# a copy of the layers, given an opaque marker in a lower directory
+	cp -a "$DIFF_STACKS/s2" "$WORK/layers"
+	"$OPSEQ" dump -r "$WORK/layers" >"$WORK/before"
+	setfattr -h -n trusted.overlay.opaque -v y "$WORK/layers/L1/a"
+	"$OPSEQ" dump -r "$WORK/layers" >"$WORK/after"
+	run diff_same "layers" "$WORK/before" "$WORK/after"
+	[ "$status" = 1 ]
+	[[ $output == *"+L1/a d "*" x:trusted.overlay.opaque=y"* ]]
 }

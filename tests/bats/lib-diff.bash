@@ -4,7 +4,10 @@
 # The filesystem under test is $LFS_FSTYPE: layerfs (default), or the
 # kernel's overlay, to validate the suite itself (mounted with
 # redirect_dir=on,index=on, the closest to layerfs semantics).  Known
-# overlay differences are switched on below, and only for overlay.
+# overlay differences are switched on below, and only for overlay.  The
+# reference is built without either (lfs-probe flatten); with overlay,
+# diff_build_stacks checks it against the kernel's overlay:
+#   LFS_FSTYPE=overlay VM_CPUS=1 make vm-test T=tests/bats/70-write-diff.bats
 
 LFS_FSTYPE=${LFS_FSTYPE:-layerfs}
 OPSEQ=$LFS_BIN/lfs-opseq
@@ -70,29 +73,48 @@ diff_lowers() {
 	echo "$list"
 }
 
+# diff_flatten N OUT: the tree stack N shows, built at OUT without the
+# filesystem under test: lfs-probe flatten applies the read side's rules
+# to the layers (whiteouts in every form, opaque directories) and copies
+# data, modes, owners, xattrs, times and hard links.
+diff_flatten() {
+	local i layers=()
+	for ((i = 0; i < $1; i++)); do
+		layers+=("$DIFF_STACKS/s$1/L$i")
+	done
+	"$PROBE" flatten "$2" "${layers[@]}"
+}
+
 # diff_build_stacks N...: build one stack of N lower layers per N (on
 # tmpfs, see lfs_spec_stack()) and, per stack, the reference: its
-# flattened tree as cp -a copies it from a read-only mount (sN.pristine),
-# which must dump as the mount does; and sN.layers, the raw dump of its
+# flattened tree (sN.pristine, diff_flatten), which must dump as a
+# read-only mount of the stack does, mtimes and directories' times,
+# modes, owners and xattrs included; and sN.layers, the raw dump of its
 # layers, to compare them with after the runs.
 diff_build_stacks() {
-	local n ro=$DIFF_STACKS/ro objs
+	local n ro=$DIFF_STACKS/ro objs t
 	rm -rf "$DIFF_STACKS"
 	"$OPSEQ" spec "${DIFF_SPEC[@]}" "$DIFF_STACK_SEED" "$@" >"$DIFF_STACKS.spec" || return 1
 	"$PROBE" mktree -k "$DIFF_STACKS" <"$DIFF_STACKS.spec" || return 1
 	mkdir "$DIFF_STACKS/E" "$ro" || return 1
 	for n; do
+		diff_flatten "$n" "$DIFF_STACKS/s$n.pristine" || return 1
 		# one more, empty, layer: overlay wants two without an upper
 		diff_mount "$ro" "" "" "$(diff_lowers "$n"):$DIFF_STACKS/E" || return 1
-		if ! cp -a "$ro" "$DIFF_STACKS/s$n.pristine" 2>"$DIFF_STACKS/cp.err"; then
-			# the listed whiteouts (see DIFF_K)
-			[ "$LFS_FSTYPE" = overlay ] || { cat "$DIFF_STACKS/cp.err"; return 1; }
-		fi
-		"$OPSEQ" dump "${DIFF_K[@]}" "$ro" >"$DIFF_STACKS/s$n.ro.dump" || return 1
+		t=$EPOCHREALTIME
+		"$OPSEQ" dump "${DIFF_K[@]}" -T "$t" "$ro" >"$DIFF_STACKS/s$n.ro.dump" || return 1
+		# overlay lists whiteouts that its lookup hides (see DIFF_K)
+		"$PROBE" dump -x dirs "$ro" >"$DIFF_STACKS/s$n.ro.raw" ||
+			[ "$LFS_FSTYPE" = overlay ] || return 1
+		grep -v '^FAIL lstat .*: No such file' "$DIFF_STACKS/s$n.ro.raw" \
+			>"$DIFF_STACKS/s$n.ro.probe" || return 1
 		umount "$ro" || return 1
-		"$OPSEQ" dump "$DIFF_STACKS/s$n.pristine" >"$DIFF_STACKS/s$n.pristine.dump" || return 1
-		diff_same "read-only mount of stack $n and its copy" \
+		"$OPSEQ" dump -T "$t" "$DIFF_STACKS/s$n.pristine" >"$DIFF_STACKS/s$n.pristine.dump" || return 1
+		"$PROBE" dump -x dirs "$DIFF_STACKS/s$n.pristine" >"$DIFF_STACKS/s$n.pristine.probe" || return 1
+		diff_same "read-only mount of stack $n and its flattened tree" \
 			"$DIFF_STACKS/s$n.ro.dump" "$DIFF_STACKS/s$n.pristine.dump" || return 1
+		diff_same "read-only mount of stack $n and its flattened tree (lfs-probe dump -x dirs)" \
+			"$DIFF_STACKS/s$n.ro.probe" "$DIFF_STACKS/s$n.pristine.probe" || return 1
 		mapfile -t objs <"$DIFF_STACKS/s$n.pristine.dump"
 		((${#objs[@]} >= 25)) || { echo "# stack $n: only ${#objs[@]} objects"; return 1; }
 		"$OPSEQ" dump -r "$DIFF_STACKS/s$n" >"$DIFF_STACKS/s$n.layers" || return 1
@@ -126,12 +148,14 @@ diff_count() {
 # diff_check N FS SEED...: the differential check on stack N.
 #
 # Per SEED, a script of $DIFF_STEPS operations runs on a writable mount
-# of the stack (upper and work directories on FS) and on a fresh copy of
-# the reference on tmpfs: the step logs and the final trees must be
-# identical.  After the last SEED the mount's tree must come back the
-# same after a remount (once a test: a remount costs seconds).  Then the stack's layers must be as before (contents, xattrs,
-# inode numbers, link counts, c/mtimes), and every operation kind must
-# have succeeded at least once.
+# of the stack (upper and work directories on FS) and on a fresh
+# flattened tree of the stack on tmpfs (diff_flatten: no layerfs in it):
+# the step logs and the final trees must be identical.  After the last
+# SEED the mount's tree must come back the same after a remount (once a
+# test: a remount costs seconds).  Then the stack's layers must be as
+# before (contents, every xattr, inode numbers, link counts, blocks,
+# c/mtimes of every object), and every operation kind must have
+# succeeded at least once.
 diff_check() {
 	local n=$1 fs=$2 lw uw seed list t s flags=() bad=0 missing=
 	local -A diff_ok=()
@@ -154,7 +178,7 @@ diff_check() {
 		s=$lw/s$seed
 		"$OPSEQ" gen "${flags[@]}" "$seed" "$DIFF_STEPS" "@$DIFF_STACKS/s$n.pristine" \
 			"${DIFF_HIDDEN[@]}" >"$s.script" || return 1
-		cp -a "$DIFF_STACKS/s$n.pristine" "$s.ref" || return 1
+		diff_flatten "$n" "$s.ref" || return 1
 		diff_mount "$uw/mnt$seed" "$uw/upper$seed" "$uw/work$seed" "$list" || return 1
 		# mtimes older than this must match exactly (see lfs_dump_line())
 		t=$EPOCHREALTIME

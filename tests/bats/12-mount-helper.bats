@@ -4,6 +4,7 @@
 # mount_program (run as "PROG -o OPTIONS TARGET" in the driver's home).
 # Its option parsing is tested on the host (tests/bats/host/10-*).
 
+bats_require_minimum_version 1.5.0
 load lib
 
 teardown() {
@@ -28,8 +29,9 @@ lfs_helper_layers() {
 	lfs_workdir tmpfs
 	lfs_helper_layers 3
 	mkdir "$WORK/u" "$WORK/w"
-	# a process left behind holding stdout would keep cat waiting
-	run timeout 20 bash -c "cd '$WORK' && '$LFS_MOUNT' -o lowerdir=l/0001:l/0002:l/0003,upperdir=u,workdir=w,volatile mnt | cat"
+	# a process left behind holding stdout would keep cat waiting;
+	# pipefail: the status is the helper's, not cat's
+	run timeout 20 bash -c "set -o pipefail; cd '$WORK' && '$LFS_MOUNT' -o lowerdir=l/0001:l/0002:l/0003,upperdir=u,workdir=w,volatile mnt | cat"
 	echo "$output"
 	[ "$status" = 0 ]
 	[ -z "$output" ]
@@ -84,7 +86,7 @@ lfs_helper_layers() {
 	done
 	"$LFS_MOUNT" -N "$pid" -o "lowerdir=$WORK/l/0002" "$WORK/mnt2"
 	grep -q " $WORK/mnt2 layerfs " "/proc/$pid/mounts"
-	! grep -q " $WORK/mnt2 " /proc/self/mounts
+	run -1 grep -q " $WORK/mnt2 " /proc/self/mounts
 	kill "$pid"
 }
 

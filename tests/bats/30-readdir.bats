@@ -32,7 +32,8 @@ f d/only6 6
 f d/only7 7
 f d/typed file'
 	# "." and ".." once each, and no name twice
-	run bash -c "ls -fa '$WORK/mnt/d' | sort | uniq -d"
+	run bash -c "set -o pipefail; ls -fa '$WORK/mnt/d' | sort | uniq -d"
+	[ "$status" = 0 ]
 	[ -z "$output" ]
 	[ "$(ls -fa "$WORK/mnt/d" | grep -c '^\.\.\?$')" = 2 ]
 	"$PROBE" dino "$WORK/mnt"

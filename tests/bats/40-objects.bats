@@ -65,6 +65,7 @@ l bot/link somewhere'
 }
 
 @test "inode numbers are unique, shared by hard links, and stable across remounts" {
+	local inos
 	for fs in "${LFS_FILESYSTEMS[@]}"; do
 		lfs_workdir "$fs"
 		{
@@ -77,14 +78,18 @@ l bot/link somewhere'
 			echo "h L3/h2 L3/h1"
 		} | mktree "$WORK"
 		lfs_mount_layers "$WORK/mnt" "$WORK"/L{0..3}
-		run bash -c "find '$WORK/mnt' -links 1 -printf '%i\n' | sort | uniq -d"
+		run bash -c "set -o pipefail; find '$WORK/mnt' -links 1 -printf '%i\n' | sort | uniq -d"
+		[ "$status" = 0 ]
 		[ -z "$output" ]
 		[ "$(stat -c %i "$WORK/mnt/h1")" = "$(stat -c %i "$WORK/mnt/h2")" ]
 		[ "$(stat -c %h "$WORK/mnt/h1")" = 2 ]
-		find "$WORK/mnt" -printf '%i %P\n' | sort >"$WORK/before"
+		# (assigned first: a failing find fails the test)
+		inos=$(find "$WORK/mnt" -printf '%i %P\n')
+		sort <<<"$inos" >"$WORK/before"
 		umount "$WORK/mnt"
 		lfs_mount_layers "$WORK/mnt" "$WORK"/L{0..3}
-		find "$WORK/mnt" -printf '%i %P\n' | sort | diff -u "$WORK/before" -
+		inos=$(find "$WORK/mnt" -printf '%i %P\n')
+		sort <<<"$inos" | diff -u "$WORK/before" -
 	done
 }
 
@@ -100,7 +105,8 @@ d l/d'
 f l/e 4
 d l/d'
 	lfs_mount_layers "$t/mnt" "$t/l" "$e/l"
-	run bash -c "find '$t/mnt' -printf '%i\n' | sort | uniq -d"
+	run bash -c "set -o pipefail; find '$t/mnt' -printf '%i\n' | sort | uniq -d"
+	[ "$status" = 0 ]
 	[ -z "$output" ]
 	"$PROBE" dino "$t/mnt"
 }

@@ -67,7 +67,9 @@ overlay_short() {
 	n=$(wc -l <"$W/lfs.dump")
 	echo "$n entries"
 	((n > 30000))
-	[ -z "$(ls -A "$W/lfs/usr/share/doc")" ]
+	local doc
+	doc=$(ls -A "$W/lfs/usr/share/doc")
+	[ -z "$doc" ]
 	[ ! -e "$W/lfs/usr/share/man" ]
 	[ -x "$W/lfs/usr/bin/python3" ]
 }

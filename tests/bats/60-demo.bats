@@ -11,21 +11,25 @@
 DEMO_FSTYPE=${LFS_DEMO_FSTYPE:-layerfs}
 
 # lfs_demo NAME ARGS...: run the demo in $LFS_EXT4/NAME; output in NAME.out,
-# status in NAME.rc, both in BATS_FILE_TMPDIR
+# status in NAME.rc, both in BATS_FILE_TMPDIR.  A failed demo does not stop
+# setup_file (errexit would, before the status is written): the tests
+# show its output and fail on its status.
 lfs_demo() {
-	local name=$1
+	local name=$1 rc=0
 	shift
 	bash "$LFS_REPO/vm/demo-guest.sh" --layout "$LFS_REPO/build/images/busybox" \
 		--fstype "$DEMO_FSTYPE" --dir "$LFS_EXT4/60-demo-$name" "$@" \
-		>"$BATS_FILE_TMPDIR/$name.out" 2>&1
-	echo $? >"$BATS_FILE_TMPDIR/$name.rc"
+		>"$BATS_FILE_TMPDIR/$name.out" 2>&1 || rc=$?
+	echo "$rc" >"$BATS_FILE_TMPDIR/$name.rc"
 }
 
 # lfs_container_output NAME: what the container printed in that run, into
 # $BATS_TEST_TMPDIR/out (the guest has no /dev/fd for <(...))
 lfs_container_output() {
-	sed -n '/^-------- container output/,/^-------- container exited/p' \
-		"$BATS_FILE_TMPDIR/$1.out" | sed '1d;$d' >"$BATS_TEST_TMPDIR/out"
+	local part
+	part=$(sed -n '/^-------- container output/,/^-------- container exited/p' \
+		"$BATS_FILE_TMPDIR/$1.out") || return 1
+	sed '1d;$d' <<<"$part" >"$BATS_TEST_TMPDIR/out"
 }
 
 setup_file() {
@@ -53,7 +57,7 @@ EOF
 
 @test "what the container wrote is in the upper directory, in full, and only there" {
 	local up=$LFS_EXT4/60-demo-entrypoint/upper
-	(cd "$up" && find . -mindepth 1 -printf '%y %m %P\n' | sort -k3) >"$BATS_TEST_TMPDIR/upper"
+	(set -o pipefail; cd "$up" && find . -mindepth 1 -printf '%y %m %P\n' | sort -k3) >"$BATS_TEST_TMPDIR/upper"
 	diff -u - "$BATS_TEST_TMPDIR/upper" <<'EOF'
 d 755 etc
 f 644 etc/os-release
@@ -81,6 +85,7 @@ EOF
 
 @test "the demo leaves nothing mounted" {
 	run findmnt -rn -o TARGET
+	[ "$status" = 0 ]
 	[[ $output != *60-demo* ]]
 	grep -q '^\$ umount ' "$BATS_FILE_TMPDIR/entrypoint.out"
 }

@@ -58,9 +58,12 @@ mounted() {
 # mount_opts DIR: the options /proc/mounts shows for the mount on DIR
 mount_opts() {
 	local m o
+	MOUNT_OPTS=
 	while read -r _ m _ o _; do
-		[ "$m" = "$1" ] && MOUNT_OPTS=$o
+		[ "$m" != "$1" ] || MOUNT_OPTS=$o
 	done </proc/mounts
+	# not mounted: say so, rather than leave the last mount's options
+	[ -n "$MOUNT_OPTS" ] || { echo "mount_opts: $1 is not mounted" >&2; return 1; }
 }
 
 # refusals CASE...: each CASE is "DATA#ERRNOS#LOG": mount(2) with DATA

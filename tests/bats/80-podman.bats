@@ -13,6 +13,7 @@
 # Each podman command costs seconds in this guest: the tests share one
 # storage, pulled once, and do their work in few podman calls.
 
+bats_require_minimum_version 1.5.0
 load lib
 load lib-podman
 
@@ -159,14 +160,16 @@ LFS_PODMAN_LOOK="
 @test "podman rm and rmi remove the container and the image and leave no mount behind" {
 	podman rm c1
 	podman rmi localhost/bb2
-	[ -z "$(podman ps -aq)" ]
+	local ids
+	ids=$(podman ps -aq)
+	[ -z "$ids" ]
 	# one image left, under the names pull and lfs_podman_pull gave it
 	run podman images --format '{{.ID}} {{.Repository}}'
 	echo "$output"
 	[ "$(cut -d' ' -f1 <<<"$output" | sort -u | wc -l)" = 1 ]
 	grep -q ' localhost/bb$' <<<"$output"
-	! grep -q bb2 <<<"$output"
-	[ -z "$(lfs_podman_mounts)" ]
+	run -1 grep -q bb2 <<<"$output"
+	lfs_podman_no_mounts
 	! grep -q ' layerfs ' /proc/mounts
 }
 
@@ -180,7 +183,7 @@ LFS_PODMAN_LOOK="
 	echo "$output"
 	[ "$status" = 0 ]
 	[ "$output" = "deep: 60 layers merged, /top is 60" ]
-	[ -z "$(lfs_podman_mounts)" ]
+	lfs_podman_no_mounts
 
 	# the kernel's overlay behind mount(8), as a mount program: podman
 	# hands it the same option string (less our whiteout=aufs)
@@ -203,5 +206,5 @@ LFS_PODMAN_LOOK="
 	n=$(sed -n 's/.*overlay-helper: \([0-9]*\) characters.*/\1/p' <<<"$output")
 	[ "$n" -gt 4096 ]
 	[[ $output == *"mount: "* ]]
-	[ -z "$(lfs_podman_mounts)" ]
+	lfs_podman_no_mounts
 }

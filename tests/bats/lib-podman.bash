@@ -24,6 +24,8 @@
 #   lfs_podman_teardown
 #       removes every container and image, checks that no container mount
 #       is left, and unmounts what lfs_podman_setup mounted.
+#   lfs_podman_no_mounts
+#       fails, naming them, if container mounts are left.
 #   lfs_podman_pull LAYOUT NAME
 #       loads the OCI layout LAYOUT (tag latest) offline and tags it
 #       localhost/NAME.  Tests name images fully (localhost/NAME): a short
@@ -63,7 +65,7 @@ lfs_podman_setup() {
 	lfs_podman_mount /var/tmp -t tmpfs -o mode=1777 vartmp || return 1
 	mkdir -p "$r/conf" "$r/tmp" "$r/net" || return 1
 	lfs_podman_storage_conf "$prog" "$opt" || return 1
-	cat >"$r/conf/containers.conf" <<-EOF
+	cat >"$r/conf/containers.conf" <<-EOF || return 1
 		[containers]
 		cgroups = "disabled"
 		netns = "none"
@@ -108,6 +110,15 @@ lfs_podman_mounts() {
 	while read -r _dev mnt fstype _rest; do
 		[[ $mnt == "$LFS_PODMAN_GRAPHROOT/"*/merged ]] && echo "$fstype $mnt"
 	done </proc/mounts
+	# (the loop's status is its last line's test)
+	return 0
+}
+
+# lfs_podman_no_mounts: no container mount is left
+lfs_podman_no_mounts() {
+	local left
+	left=$(lfs_podman_mounts) || return 1
+	[ -z "$left" ] || { echo "container mounts left: $left"; return 1; }
 }
 
 lfs_podman_teardown() {

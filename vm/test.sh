@@ -91,6 +91,10 @@ lfs_host_b_weight() {
 	echo $w
 }
 
+# Each guest's hang limit: about twice what its suites take on an idle
+# machine, so that a busy one does not fail, and a hang still ends the run
+# (with its report) well inside CI's 90 minutes.
+export VM_TIMEOUT=${VM_TIMEOUT:-3300}
 if [ $quick = 1 ]; then
 	lfs_phase vm-test bash -c 'vm/run-suites.sh $LFS_QUICK_SUITES 2>&1 | tee build/vm.out; exit ${PIPESTATUS[0]}'
 else

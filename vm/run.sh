@@ -106,8 +106,11 @@ fi
 # trees too slow to build in the guest, made once on the host
 fixtures=$repo/build/fixtures
 gen=$repo/tests/bats/fixtures.sh
+ocitests=$repo/tools/oci2ovl/tests
 if [ ! -f "$fixtures/.stamp" ] || [ "$gen" -nt "$fixtures/.stamp" ] ||
-	[ "$repo/build/bin/lfs-probe" -nt "$fixtures/.stamp" ]; then
+	[ "$repo/build/bin/lfs-probe" -nt "$fixtures/.stamp" ] ||
+	[ "$ocitests/mkimages.sh" -nt "$fixtures/.stamp" ] ||
+	[ "$ocitests/lfs_tree.py" -nt "$fixtures/.stamp" ]; then
 	rm -rf "$fixtures"
 	mkdir -p "$fixtures/fixtures"
 	"$gen" "$fixtures/fixtures" || exit 1
@@ -117,8 +120,9 @@ fi
 # 55-images reads the debian and deep images as an oci2ovl layer store.
 # Importing them in the guest takes minutes under TCG: import them once on
 # the host, and put the store on the scratch disk (at images-55/) only for
-# runs that include 55-images.  The store names its layers by relative
-# paths, so it works where the guest finds it.
+# runs that include 55-images, with the references its tests compare
+# with (tests/bats/fixtures.sh --images).  The store names its layers by
+# relative paths, so it works where the guest finds it.
 imported=$repo/build/fixtures-images-55
 lfs_import_images() {
 	local img dir=$repo/build/images oci2ovl=$repo/build/bin/oci2ovl
@@ -126,7 +130,9 @@ lfs_import_images() {
 		[ -f "$dir/deep/index.json" ] || return 0
 	if [ -f "$imported/.stamp" ] && [ "$oci2ovl" -ot "$imported/.stamp" ] &&
 		[ "$dir/debian/index.json" -ot "$imported/.stamp" ] &&
-		[ "$dir/deep/index.json" -ot "$imported/.stamp" ]; then
+		[ "$dir/deep/index.json" -ot "$imported/.stamp" ] &&
+		[ "$gen" -ot "$imported/.stamp" ] &&
+		[ "$repo/build/bin/lfs-probe" -ot "$imported/.stamp" ]; then
 		return 0
 	fi
 	rm -rf "$imported"
@@ -135,6 +141,8 @@ lfs_import_images() {
 		OCI2OVL_STORE=$imported/store "$oci2ovl" import --whiteout chardev \
 			--no-sync "$dir/$img:latest" --name "$img" >/dev/null || return 1
 	done
+	# and the references 55-images compares the debian tree with
+	"$gen" --images "$imported/store" "$imported/ref" || return 1
 	touch "$imported/.stamp"
 }
 with_images=0

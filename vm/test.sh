@@ -98,7 +98,7 @@ export VM_TIMEOUT=${VM_TIMEOUT:-3300}
 if [ $quick = 1 ]; then
 	lfs_phase vm-test bash -c 'vm/run-suites.sh $LFS_QUICK_SUITES 2>&1 | tee build/vm.out; exit ${PIPESTATUS[0]}'
 else
-	export VM_HOST_JOB="vm/host-suites.sh build/host-b ${host_b[*]}"
+	export VM_HOST_JOB="env LFS_HOST_JOBS=1 vm/host-suites.sh build/host-b ${host_b[*]}"
 	VM_HOST_JOB_WEIGHT=$(lfs_host_b_weight)
 	export VM_HOST_JOB_WEIGHT
 	lfs_phase guests bash -c 'vm/run-suites.sh 2>&1 | tee build/vm.out; exit ${PIPESTATUS[0]}'

@@ -60,9 +60,9 @@ f file x'
 @test "more layers than the limit are refused" {
 	lfs_workdir tmpfs
 	mkdir "$WORK/l"
-	for ((i = 0; i <= 4096; i++)); do
-		echo "$WORK/l"
-	done >"$WORK/list"
+	# 4097 lines by awk: a bash loop costs bats' trace per step (25 s)
+	awk -v l="$WORK/l" 'BEGIN { for (i = 0; i <= 4096; i++) print l }' >"$WORK/list"
+	[ "$(wc -l <"$WORK/list")" = 4097 ]
 	run "$LFS_MOUNT" -L "$WORK/list" "$WORK/mnt"
 	[ "$status" = 32 ]
 	[[ $output == *"too many lower layers (at most 4096)"* ]]

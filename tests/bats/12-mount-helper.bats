@@ -13,16 +13,16 @@ teardown() {
 
 # N layer directories $WORK/l/0001..N (fixed width), layer i holding f<i>
 # and "top" = i; their paths, colon-separated, in $LIST.  One mktree:
-# a process start costs ~150 ms in the guest.
+# a process start costs ~150 ms in the guest; and one awk, not a bash
+# loop: bats traces each of its steps (20 s for 1000 layers).
 lfs_helper_layers() {
-	local i n spec=
-	LIST=
-	for ((i = 1; i <= $1; i++)); do
-		printf -v n %04d "$i"
-		spec+="f l/$n/f$i $i"$'\n'"f l/$n/top $i"$'\n'
-		LIST+=${LIST:+:}$WORK/l/$n
-	done
-	mktree "$WORK" <<<"$spec"
+	awk -v n="$1" -v w="$WORK" -v list="$WORK/list" 'BEGIN {
+		for (i = 1; i <= n; i++) {
+			printf "f l/%04d/f%d %d\nf l/%04d/top %d\n", i, i, i, i, i
+			printf "%s%s/l/%04d", (i > 1 ? ":" : ""), w, i >list
+		}
+	}' | mktree "$WORK"
+	LIST=$(<"$WORK/list")
 }
 
 @test "as a mount program: relative paths against the cwd, volatile accepted, exits leaving nothing on its stdout" {

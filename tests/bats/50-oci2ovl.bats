@@ -7,15 +7,15 @@
 # and references live on the guest ext4 (user.* xattrs; tmpfs in 6.1 has
 # none), never on the 9p root.
 
+# The images (tools/oci2ovl/tests/mkimages.sh) and what 'umoci unpack'
+# makes of each (lfs_tree.py dump): host-built fixtures
+# (tests/bats/fixtures.sh), where umoci and python cost a minute per suite
+# here
 setup_file() {
 	W=$LFS_EXT4/oci2ovl-50
 	rm -rf "$W"
 	mkdir -p "$W"
-	"$LFS_REPO/tools/oci2ovl/tests/mkimages.sh" "$W/img"
-	for t in churn small deep; do
-		umoci unpack --image "$W/img/layout:$t" "$W/ref-$t" >/dev/null
-		python3 "$LFS_REPO/tools/oci2ovl/tests/lfs_tree.py" dump "$W/ref-$t/rootfs" >"$W/$t.want"
-	done
+	cp "$LFS_EXT4/fixtures/oci-images/"{churn,small,deep}.want "$W/"
 }
 
 teardown_file() {
@@ -39,7 +39,7 @@ teardown() {
 lfs_overlay_matches_umoci() { # TAG [mount options...]
 	local t=$1
 	shift
-	"$B" import "$W/img/layout:$t" --whiteout=chardev
+	"$B" import "$LFS_EXT4/fixtures/oci-images/img/layout:$t" --whiteout=chardev
 	run "$B" mount "$t" "$W/mnt" --fstype overlay "$@"
 	echo "$output"
 	[ "$status" = 0 ]

@@ -4,15 +4,15 @@
 # layer), must give the same tree as 'umoci unpack', read-only and over an
 # upper directory.
 
+# The images (tools/oci2ovl/tests/mkimages.sh) and what 'umoci unpack'
+# makes of each (lfs_tree.py dump): host-built fixtures
+# (tests/bats/fixtures.sh), where umoci and python cost a minute per suite
+# here
 setup_file() {
 	W=$LFS_EXT4/oci2ovl-51
 	rm -rf "$W"
 	mkdir -p "$W/mnt"
-	"$LFS_REPO/tools/oci2ovl/tests/mkimages.sh" "$W/img"
-	for t in churn deep; do
-		umoci unpack --image "$W/img/layout:$t" "$W/ref-$t" >/dev/null
-		python3 "$LFS_REPO/tools/oci2ovl/tests/lfs_tree.py" dump "$W/ref-$t/rootfs" >"$W/$t.want"
-	done
+	cp "$LFS_EXT4/fixtures/oci-images/"{churn,deep}.want "$W/"
 }
 
 teardown_file() {
@@ -34,7 +34,7 @@ teardown() {
 lfs_layerfs_matches_umoci() { # TAG [mount options...]
 	local t=$1
 	shift
-	"$B" import "$W/img/layout:$t"
+	"$B" import "$LFS_EXT4/fixtures/oci-images/img/layout:$t"
 	run "$B" mount "$t" "$W/mnt" "$@"
 	echo "$output"
 	[ "$status" = 0 ]
@@ -59,7 +59,7 @@ lfs_layerfs_matches_umoci() { # TAG [mount options...]
 }
 
 @test "the printed mount command mounts the same tree" {
-	"$B" import "$W/img/layout:deep"
+	"$B" import "$LFS_EXT4/fixtures/oci-images/img/layout:deep"
 	cmd=$("$B" mount deep "$W/mnt")
 	$T dump "$W/mnt" >"$W/a"
 	umount "$W/mnt"

@@ -9,7 +9,7 @@
 # lower layers are unchanged and a remount shows the same, valid tree
 # with an empty W/work.
 #
-# LFS_STRESS_SECS (default 60), LFS_STRESS_WORKERS (16) and
+# LFS_STRESS_SECS (default 40), LFS_STRESS_WORKERS (16) and
 # LFS_STRESS_SEED shorten or replay a run (vm/run.sh passes them with
 # LFS_GUEST_ENV); LFS_FSTYPE=overlay runs it on the kernel's overlay.
 
@@ -17,7 +17,7 @@ load lib
 
 STRESS=$LFS_BIN/lfs-stress
 FSTYPE=${LFS_FSTYPE:-layerfs}
-SECS=${LFS_STRESS_SECS:-60}
+SECS=${LFS_STRESS_SECS:-40}
 WORKERS=${LFS_STRESS_WORKERS:-16}
 
 teardown() {

@@ -17,17 +17,18 @@
  *                                   row) in ROOT/ROW and report it
  *
  * A row is a list of calls that one unprivileged user makes on objects
- * that root made in a lower layer.  "run" forks a child per row, which
- * changes into ROOT/ROW while still root, then takes the row's
- * credentials for good (setgroups, setresgid, setresuid: no saved root
- * uid, no capabilities) and makes the calls, each reported as
- * "CALL:ok", "CALL:ERRNO" or "CALL:VALUE" for the calls that read.  The
- * parent, root, records the visible state of ROOT/ROW before and after:
+ * that root made in a lower layer.  "run" records, as root, the visible
+ * state of each row's directory ROOT/ROW; then forks one child for each
+ * set of credentials the rows use, which opens the rows' directories
+ * while still root, takes the credentials for good (setgroups, setresgid,
+ * setresuid: no saved root uid, no capabilities) and makes each row's
+ * calls in its directory, each reported as "CALL:ok", "CALL:ERRNO" or
+ * "CALL:VALUE" for the calls that read.  Then the state again:
  *
  *   ROW: CALL:RESULT ...
  *     mount: unchanged            (or, when the calls changed something)
  *     mount PATH TYPE MODE UID:GID [size=N h=HASH nl=N] [-> TARGET]
- *           [dev=MAJ:MIN] mt=SEC|now [NAME=VALUE...]
+ *           [dev=MAJ:MIN] [mt=SEC|now] [NAME=VALUE...]
  *     upper PATH ...              with -u: the same lines for UPPER/ROW,
  *     upper: -                    or this when the row left nothing there
  *
@@ -36,8 +37,10 @@
  * POSIX ACLs as text, values that are not plain text in hex.  mt= is
  * "now" for a time set by the calls, else the seconds.  A regular file's
  * link count is printed, a whiteout's is not (overlay shares one inode
- * among its whiteouts).  Directories show no size and no link count:
- * what a merged directory reports for them is its own.
+ * among its whiteouts).  Directories show no size, no link count (what a
+ * merged directory reports for them is its own) and no mtime: overlay
+ * restores a directory's times after copying an entry up into it,
+ * layerfs does not, which has no bearing on what the rows test.
  *
  * Rows are independent: each has its own directory, so they may run in
  * any order and any subset.
@@ -1116,24 +1119,55 @@ static int become(const char *as)
 	return 0;
 }
 
-/* The child: run a row's calls as its user; the result line on @fd. */
-static void run_child(const struct lfs_row *r, const char *root, int fd)
+static const char *row_as(const struct lfs_row *r)
 {
-	struct lfs_buf b = { .len = 0 };
-	char dir[PATH_MAX];
+	return r->as ? r->as : LFS_ATTACK_AS;
+}
 
-	snprintf(dir, sizeof(dir), "%s/%s", root, r->name);
-	if (chdir(dir)) {
-		buf_add(&b, "chdir:%s", errname(errno));
-	} else if (become(r->as ? r->as : LFS_ATTACK_AS)) {
-		buf_add(&b, "become:%s", errname(errno));
-	} else {
+/*
+ * The child for the credentials @as: opens, still as root, the directory
+ * of each row in @sel (ROOT/ROW) that runs as @as, takes the credentials
+ * for good, and runs those rows, each in its own directory.  One line per
+ * row on @fd: "INDEX RESULT".
+ */
+static void run_child(const struct lfs_row **sel, size_t n, const char *as,
+		      const char *root, int fd)
+{
+	FILE *out = fdopen(fd, "w");
+	char dir[PATH_MAX];
+	int dirfd[ARRAY_SIZE(lfs_rows)];
+	int err = 0;
+	size_t i;
+
+	if (!out)
+		_exit(1);
+	for (i = 0; i < n; i++) {
+		dirfd[i] = -1;
+		if (strcmp(row_as(sel[i]), as))
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", root, sel[i]->name);
+		dirfd[i] = open(dir, O_PATH | O_DIRECTORY);
+		if (dirfd[i] < 0)
+			fprintf(out, "%zu chdir:%s\n", i, errname(errno));
+	}
+	if (become(as))
+		err = errno;
+	umask(022);
+	for (i = 0; i < n; i++) {
+		struct lfs_buf b = { .len = 0 };
 		struct lfs_item_action calls = { .fn = do_call, .arg = &b };
 
-		umask(022);
-		lfs_each_item(r->calls, &calls);
+		if (dirfd[i] < 0)
+			continue;
+		if (err)
+			buf_add(&b, "become:%s", errname(err));
+		else if (fchdir(dirfd[i]))
+			buf_add(&b, "chdir:%s", errname(errno));
+		else
+			lfs_each_item(sel[i]->calls, &calls);
+		fprintf(out, "%zu %s\n", i, b.s);
 	}
-	if (write(fd, b.s, b.len) < 0)
+	if (fclose(out))
 		_exit(1);
 	_exit(0);
 }
@@ -1226,9 +1260,10 @@ static void state_line(FILE *out, const char *top, const char *rel,
 	}
 	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
 		buf_add(&b, " dev=%u:%u", major(st->st_rdev), minor(st->st_rdev));
-	if (st->st_mtim.tv_sec > lfs_start - 86400)
+	/* not of a directory: see "mt=" at the top */
+	if (!S_ISDIR(st->st_mode) && st->st_mtim.tv_sec > lfs_start - 86400)
 		buf_add(&b, " mt=now");
-	else
+	else if (!S_ISDIR(st->st_mode))
 		buf_add(&b, " mt=%lld.%09ld", (long long)st->st_mtim.tv_sec,
 			st->st_mtim.tv_nsec);
 	state_xattrs(path, &b);
@@ -1313,40 +1348,71 @@ static bool in_themes(const struct lfs_row *r, char **themes, int n)
 	return false;
 }
 
-/* Run one row: its result line and its state, on stdout. */
-static int run_row(const struct lfs_row *r, const char *root, const char *upper)
+/*
+ * Run the rows @sel[@n]: one child for each set of credentials they use.
+ * Their result lines go to @result[] (freed by the caller).
+ */
+static int run_children(const struct lfs_row **sel, size_t n, const char *root,
+			char **result)
 {
-	char dir[PATH_MAX], line[4096];
-	char *before, *after;
+	char line[8192];
+	size_t i, j;
 	int fds[2], status;
-	ssize_t n, len = 0;
 	pid_t pid;
+	FILE *in;
 
-	snprintf(dir, sizeof(dir), "%s/%s", root, r->name);
-	before = state_of(dir);
-	fflush(stdout);
-	if (pipe(fds))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		close(fds[0]);
-		run_child(r, root, fds[1]);
+	for (i = 0; i < n; i++) {
+		const char *as = row_as(sel[i]);
+
+		for (j = 0; j < i; j++)
+			if (!strcmp(row_as(sel[j]), as))
+				break;
+		if (j < i)
+			continue;	/* its child ran it */
+		fflush(stdout);
+		if (pipe(fds))
+			return -1;
+		pid = fork();
+		if (pid < 0)
+			return -1;
+		if (!pid) {
+			close(fds[0]);
+			run_child(sel, n, as, root, fds[1]);
+		}
+		close(fds[1]);
+		in = fdopen(fds[0], "r");
+		if (!in)
+			return -1;
+		while (fgets(line, sizeof(line), in)) {
+			char *text;
+			size_t k = strtoul(line, &text, 10);
+
+			text[strcspn(text, "\n")] = '\0';
+			if (k < n && *text == ' ' && !result[k])
+				result[k] = strdup(text + 1);
+		}
+		fclose(in);
+		if (waitpid(pid, &status, 0) < 0)
+			return -1;
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "lfs-attack: the child for %s failed (status %d)\n",
+				as, status);
+			errno = ECHILD;
+			return -1;
+		}
 	}
-	close(fds[1]);
-	while ((n = read(fds[0], line + len, sizeof(line) - 1 - len)) > 0)
-		len += n;
-	close(fds[0]);
-	line[len] = '\0';
-	if (waitpid(pid, &status, 0) < 0)
-		return -1;
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		snprintf(line + len, sizeof(line) - len, "%schild:%s%d", len ? " " : "",
-			 WIFSIGNALED(status) ? "signal" : "exit",
-			 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-	printf("%s: %s\n", r->name, line);
+	return 0;
+}
 
+/* A row's report: its result line and its state, on stdout. */
+static void report_row(const struct lfs_row *r, const char *root,
+		       const char *upper, const char *result, const char *before)
+{
+	char dir[PATH_MAX];
+	char *after;
+
+	printf("%s: %s\n", r->name, result ? result : "(no result)");
+	snprintf(dir, sizeof(dir), "%s/%s", root, r->name);
 	after = state_of(dir);
 	if (before && after && !strcmp(before, after))
 		printf("  mount: unchanged\n");
@@ -1354,7 +1420,6 @@ static int run_row(const struct lfs_row *r, const char *root, const char *upper)
 		print_state("mount", after);
 	else
 		printf("  mount: %s gone\n", r->name);
-	free(before);
 	free(after);
 
 	if (upper) {
@@ -1366,14 +1431,20 @@ static int run_row(const struct lfs_row *r, const char *root, const char *upper)
 			printf("  upper: -\n");
 		free(after);
 	}
-	return 0;
 }
 
+/*
+ * Every row first has its state taken, then the children run the rows,
+ * then each row is reported: the rows touch only their own directories.
+ */
 static int cmd_run(int argc, char **argv)
 {
+	const struct lfs_row *sel[ARRAY_SIZE(lfs_rows)];
+	char *before[ARRAY_SIZE(lfs_rows)], *result[ARRAY_SIZE(lfs_rows)];
 	const char *upper = NULL;
-	size_t i;
-	int ran = 0;
+	char dir[PATH_MAX];
+	size_t i, n = 0;
+	int err;
 
 	if (argc >= 2 && !strcmp(argv[0], "-u")) {
 		upper = argv[1];
@@ -1383,21 +1454,28 @@ static int cmd_run(int argc, char **argv)
 	if (argc < 2)
 		return lfs_usage();
 	lfs_start = time(NULL);
-	for (i = 0; i < ARRAY_SIZE(lfs_rows); i++) {
-		if (!in_themes(&lfs_rows[i], argv + 1, argc - 1))
-			continue;
-		if (run_row(&lfs_rows[i], argv[0], upper)) {
-			fprintf(stderr, "lfs-attack: row %s: %s\n", lfs_rows[i].name,
-				strerror(errno));
-			return 1;
-		}
-		ran++;
-	}
-	if (!ran) {
+	for (i = 0; i < ARRAY_SIZE(lfs_rows); i++)
+		if (in_themes(&lfs_rows[i], argv + 1, argc - 1))
+			sel[n++] = &lfs_rows[i];
+	if (!n) {
 		fprintf(stderr, "lfs-attack: no rows in the themes given\n");
 		return 2;
 	}
-	return 0;
+	for (i = 0; i < n; i++) {
+		snprintf(dir, sizeof(dir), "%s/%s", argv[0], sel[i]->name);
+		before[i] = state_of(dir);
+		result[i] = NULL;
+	}
+	err = run_children(sel, n, argv[0], result);
+	if (err)
+		fprintf(stderr, "lfs-attack: %s: %s\n", argv[0], strerror(errno));
+	for (i = 0; i < n; i++) {
+		if (!err)
+			report_row(sel[i], argv[0], upper, result[i], before[i]);
+		free(before[i]);
+		free(result[i]);
+	}
+	return err ? 1 : 0;
 }
 
 static int cmd_rows(int argc, char **argv, bool expect)

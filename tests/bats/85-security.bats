@@ -1,0 +1,284 @@
+#!/usr/bin/env bats
+# Security: an attack table (tools/lfs-attack.c, docs/security.md).  Each
+# row is a few calls that an unprivileged user (uid 1000, gid 1000, no
+# supplementary groups unless the row gives some) makes on objects that
+# root made in a lower layer: POSIX ACLs, set-id bits, trusted.* and
+# security.* xattrs, file capabilities, sticky directories,
+# protected_hardlinks/symlinks/regular/fifos, files and directories of
+# others, mknod.  Every row runs on a writable layerfs mount and on the
+# kernel's overlay over the same lower layer, each with its own upper and
+# work directories on tmpfs, and must give the same results (ok, errno,
+# values read back) and leave the same state, in the mount and in the
+# upper layer.  layerfs may refuse what overlay allows, if it then changes
+# nothing (reported as a note); it may never allow more.  Overlay's
+# results are checked against the table's expectations too, so that a
+# row that does not test what it says fails.  The same rows then run
+# through a nested stack: layerfs whose lower layer is a layerfs mount,
+# against overlay over overlay.  There, overlay cannot change the ACLs of
+# a lower object (6.1's overlay inode has no set_acl: EOPNOTSUPP); those
+# rows are checked against the table's results (or must equal overlay's)
+# and left out of the final comparison of the nested trees.  Last, the
+# mounts and upper layers of both are dumped (lfs-probe dump) and
+# compared whole, and the lower layer must not have changed.
+#
+# LFS_FSTYPE=overlay puts overlay where layerfs is, to check the suite:
+# then every test must pass.
+#
+# Both write whiteouts as character devices 0/0 (layerfs with
+# whiteout=chardev): the upper layers then compare object for object;
+# the whiteout format has no part in the rules tested here.
+
+load lib
+
+ATTACK=$LFS_BIN/lfs-attack
+SUBJECT=${LFS_FSTYPE:-layerfs}
+
+# everything lives here, on the guest's tmpfs: the lower layer L, an
+# empty layer E, the subject's stacks s (direct) and sn (nested, over the
+# read-only mount si of L and E), the reference's r, rn and ri
+SEC=/tmp/lfs-tests/security
+L=$SEC/lower
+E=$SEC/empty
+
+# the sysctls the rows need on (1: the kernel's default for the first two)
+SYSCTLS=(protected_hardlinks protected_symlinks protected_regular protected_fifos)
+
+# sec_mount TYPE STACK LOWER: TYPE at $SEC/STACK/m over LOWER, with the
+# upper layer $SEC/STACK/u and the work directory $SEC/STACK/w
+sec_mount() {
+	local type=$1 dir=$SEC/$2 opts
+	mkdir -p "$dir/m" "$dir/u" "$dir/w"
+	opts="lowerdir=$3,upperdir=$dir/u,workdir=$dir/w"
+	if [ "$type" = layerfs ]; then
+		opts+=,whiteout=chardev
+	fi
+	mount -t "$type" none "$dir/m" -o "$opts"
+}
+
+setup_file() {
+	local s
+	rm -rf "$SEC"
+	mkdir -p "$L" "$E" "$SEC/si" "$SEC/ri"
+	# reachable by the unprivileged user
+	chmod 755 /tmp/lfs-tests "$SEC"
+	"$ATTACK" setup "$L"
+	"$PROBE" meta "$L" >"$BATS_FILE_TMPDIR/lower.meta"
+	for s in "${SYSCTLS[@]}"; do
+		cat "/proc/sys/fs/$s" >"$BATS_FILE_TMPDIR/sysctl.$s"
+		echo 1 >"/proc/sys/fs/$s"
+	done
+	sec_mount "$SUBJECT" s "$L"
+	sec_mount overlay r "$L"
+	mount -t "$SUBJECT" none "$SEC/si" -o "lowerdir=$L:$E"
+	mount -t overlay none "$SEC/ri" -o "lowerdir=$L:$E"
+	sec_mount "$SUBJECT" sn "$SEC/si"
+	sec_mount overlay rn "$SEC/ri"
+}
+
+teardown_file() {
+	local s m
+	for m in sn/m rn/m si ri s/m r/m; do
+		umount "$SEC/$m" || umount -l "$SEC/$m" || :
+	done
+	for s in "${SYSCTLS[@]}"; do
+		cat "$BATS_FILE_TMPDIR/sysctl.$s" >"/proc/sys/fs/$s" || :
+	done
+	rm -rf "$SEC"
+}
+
+# sec_blocks RUN MAP ORDER: the rows of a "lfs-attack run" output RUN,
+# each with its lines, into the associative array MAP by row name; the
+# names in order into the array ORDER
+sec_blocks() {
+	local -n sec_map=$2 sec_order=$3
+	local l row=
+	while IFS= read -r l; do
+		if [[ $l == "  "* ]]; then
+			sec_map[$row]+=$'\n'$l
+		else
+			row=${l%%: *}
+			sec_order+=("$row")
+			sec_map[$row]=$l
+		fi
+	done <<<"$1"
+}
+
+# sec_stricter REF SUBJ: the subject's row SUBJ refused at least one call
+# that the reference's row REF made (an errno where REF has "ok"), agreed
+# on every other call, and left the mount unchanged
+sec_stricter() {
+	local -a r s
+	local i refused=0
+	[[ $2 == *$'\n  mount: unchanged'* ]] || return 1
+	read -ra r <<<"${1%%$'\n'*}" || return 1
+	read -ra s <<<"${2%%$'\n'*}" || return 1
+	[ ${#r[@]} = ${#s[@]} ] || return 1
+	for ((i = 1; i < ${#r[@]}; i++)); do
+		[ "${r[i]}" = "${s[i]}" ] && continue
+		[[ ${r[i]} == *:ok && ${s[i]} == "${r[i]%:ok}":E* ]] || return 1
+		refused=1
+	done
+	[ "$refused" = 1 ]
+}
+
+# sec_overlay_gap WANT GOT: overlay's result GOT misses the table's WANT
+# only because overlay over overlay cannot change the ACLs of a lower
+# object (6.1's overlay inode has no set_acl: EOPNOTSUPP)
+sec_overlay_gap() {
+	[[ $2 =~ \ (setacl|rmacl):EOPNOTSUPP && ! $1 =~ \ (setacl|rmacl):EOPNOTSUPP ]]
+}
+
+# sec_diff NAME-A NAME-B A B: show how text B differs from text A
+sec_diff() {
+	diff -u --label "$1" --label "$2" <(echo "$3") <(echo "$4") || :
+}
+
+# sec_attack THEME [n]: run THEME's rows (all: every row) on the direct
+# stacks, or with "n" on the nested ones.  Overlay's results must be the
+# table's, and the subject's rows the same as overlay's (results, mount
+# and upper state) or stricter.  Through the nested stacks, a row where
+# overlay over overlay cannot change an ACL (see sec_overlay_gap) is
+# checked against the table (or must be the same as overlay's), and listed
+# in $BATS_FILE_TMPDIR/gap for the final comparison of the trees.
+sec_attack() {
+	local -A want_rows=() ref_rows=() subj_rows=()
+	local -a want_order=() ref_order=() subj_order=()
+	local want ref subj row w r s rl gap bad=0
+	want=$("$ATTACK" expect "$1")
+	ref=$("$ATTACK" run -u "$SEC/r${2-}/u" "$SEC/r${2-}/m" "$1")
+	subj=$("$ATTACK" run -u "$SEC/s${2-}/u" "$SEC/s${2-}/m" "$1")
+	sec_blocks "$want" want_rows want_order
+	sec_blocks "$ref" ref_rows ref_order
+	sec_blocks "$subj" subj_rows subj_order
+	if [ ${#ref_order[@]} != ${#want_order[@]} ] ||
+	   [ ${#subj_order[@]} != ${#want_order[@]} ]; then
+		echo "the table has ${#want_order[@]} rows, overlay ran ${#ref_order[@]}, $SUBJECT ${#subj_order[@]}"
+		bad=1
+	fi
+	for row in "${want_order[@]}"; do
+		w=${want_rows[$row]}
+		r=${ref_rows[$row]-}
+		s=${subj_rows[$row]-}
+		gap=0
+		if [ "${r%%$'\n'*}" != "$w" ]; then
+			if [ -n "${2-}" ] && sec_overlay_gap "$w" "${r%%$'\n'*}"; then
+				gap=1
+				echo "$row" >>"$BATS_FILE_TMPDIR/gap"
+			else
+				echo "--- row $row: the table (-) and overlay (+) differ"
+				sec_diff table overlay "$w" "${r%%$'\n'*}" || :
+				bad=1
+			fi
+		fi
+		[ "$r" = "$s" ] && continue
+		if [ "$gap" = 1 ]; then
+			rl=${r%%$'\n'*}
+			echo "# $row: overlay over overlay gives ${rl#"$row: "}; $SUBJECT checked against the table" >&3
+			[ "${s%%$'\n'*}" = "$w" ] && continue
+			echo "--- row $row: the table (-) and $SUBJECT (+) differ"
+			sec_diff table "$SUBJECT" "$w" "${s%%$'\n'*}" || :
+			bad=1
+			continue
+		fi
+		if sec_stricter "$r" "$s"; then
+			echo "# $row: $SUBJECT refuses what overlay allows" >&3
+			continue
+		fi
+		echo "--- row $row: overlay (-) and $SUBJECT (+) differ"
+		sec_diff overlay "$SUBJECT" "$r" "$s" || :
+		bad=1
+	done
+	[ "$bad" = 0 ]
+}
+
+# sec_drop_rows TEXT: the lines of a dump TEXT but those of the rows
+# listed in $BATS_FILE_TMPDIR/gap
+sec_drop_rows() {
+	local -A gap=()
+	local l
+	if [ -e "$BATS_FILE_TMPDIR/gap" ]; then
+		while read -r l; do
+			gap[$l]=1
+		done <"$BATS_FILE_TMPDIR/gap"
+	fi
+	while IFS= read -r l; do
+		if [ -z "${gap[${l%%[ /]*}]-}" ]; then
+			echo "$l"
+		fi
+	done <<<"$1"
+}
+
+@test "POSIX ACLs: only the owner sets, changes or removes them; the mask and default ACLs work as on overlay" {
+	sec_attack acl
+}
+
+@test "set-id bits: chmod clears set-group-ID for a non-member; chown, write and truncate clear set-user-ID as on overlay" {
+	sec_attack setid
+}
+
+@test "xattrs: a user neither lists, reads, sets nor removes trusted.*, nor sets security.*, as on overlay" {
+	sec_attack xattr
+}
+
+@test "file capabilities: only root sets or removes them; write, truncate and chown drop them as on overlay" {
+	sec_attack caps
+}
+
+@test "sticky directories: others' entries cannot be unlinked, renamed over or exchanged; protected_regular and protected_fifos hold" {
+	sec_attack sticky
+}
+
+@test "protected_hardlinks and protected_symlinks hold through the mount as on overlay" {
+	sec_attack links
+}
+
+@test "files and directories of others: open, truncate, utimes, chmod, create, link and mknod give what overlay gives" {
+	sec_attack others
+}
+
+@test "a nested stack (layerfs over a layerfs mount) gives every row what overlay over overlay gives, or the table where overlay cannot set ACLs" {
+	sec_attack all n
+}
+
+@test "after the rows, the mounts and upper layers of both dump the same and the lower layer is unchanged" {
+	local st x bad=0 a b
+	for st in s sn; do
+		x=mtime
+		# overlay over overlay gives a link made after a copy-up
+		# another st_ino: no hard-link groups (the rows compare nl=)
+		if [ "$st" = sn ]; then
+			x=mtime,nlink
+		fi
+		a=$("$PROBE" dump -x "$x" "$SEC/r${st#s}/m")
+		b=$("$PROBE" dump -x "$x" "$SEC/$st/m")
+		if [ "$st" = sn ]; then
+			a=$(sec_drop_rows "$a")
+			b=$(sec_drop_rows "$b")
+		fi
+		if [ "$a" != "$b" ]; then
+			echo "--- mount of stack $st: overlay (-) and $SUBJECT (+) differ"
+			sec_diff overlay "$SUBJECT" "$a" "$b"
+			bad=1
+		fi
+		# overlay links its whiteouts to one inode: no link counts
+		a=$("$PROBE" dump -x mtime,overlay,nlink "$SEC/r${st#s}/u")
+		b=$("$PROBE" dump -x mtime,overlay,nlink "$SEC/$st/u")
+		if [ "$st" = sn ]; then
+			a=$(sec_drop_rows "$a")
+			b=$(sec_drop_rows "$b")
+		fi
+		if [ "$a" != "$b" ]; then
+			echo "--- upper layer of stack $st: overlay (-) and $SUBJECT (+) differ"
+			sec_diff overlay "$SUBJECT" "$a" "$b"
+			bad=1
+		fi
+	done
+	a=$("$PROBE" meta "$L")
+	b=$(cat "$BATS_FILE_TMPDIR/lower.meta")
+	if [ "$a" != "$b" ]; then
+		echo "--- the lower layer changed:"
+		sec_diff before after "$b" "$a"
+		bad=1
+	fi
+	[ "$bad" = 0 ]
+}

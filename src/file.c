@@ -10,22 +10,44 @@
 #include <linux/mm.h>
 #include <linux/uio.h>
 #include <linux/fadvise.h>
+#include <linux/slab.h>
 #include "layerfs.h"
 
 /* flags that made sense for the layerfs open but not for the real one */
 #define LFS_OPEN_STRIP	(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC)
 
 /*
- * The real inode comes from the layerfs inode, not from the file's dentry:
- * when layerfs is stacked on layerfs, the lower one is opened with the
- * upper one's path.
+ * The flags fcntl(F_SETFL) may change on a layerfs file that the real
+ * file must follow.  O_NOATIME is not among them: the real file is
+ * opened with it whenever the mounter may.
  */
-static struct file *lfs_open_real(struct file *file)
+#define LFS_SETFL_MASK	(O_APPEND | O_NONBLOCK | O_NDELAY | O_DIRECT)
+
+/*
+ * What a layerfs file holds.  @real is the file opened at open() on the
+ * real inode of that moment.  When that was a lower file and the inode
+ * has been copied up since, the upper file is opened at first use and
+ * kept in @upper, which is set once (cmpxchg) and read with an acquire;
+ * both live until release, so an operation borrows them without taking
+ * a reference of its own.
+ */
+struct lfs_file {
+	struct file *real;		/* the real file opened at open() */
+	struct file *upper;		/* the upper file opened after a copy-up */
+};
+
+/*
+ * Open @real, of @layer, for the layerfs @file.  The mounter must be
+ * allowed to open it, with the caller's access mode.  The real file's
+ * f_path is the layerfs path (the real inode comes from the layerfs
+ * inode, not from the file's dentry: when layerfs is stacked on layerfs,
+ * the lower one is opened with the upper one's path).
+ */
+static struct file *lfs_open_real(struct file *file, struct inode *real,
+				  struct lfs_layer *layer)
 {
-	struct inode *inode = file_inode(file);
+	struct user_namespace *real_userns = mnt_user_ns(layer->mnt);
 	int flags = (file->f_flags & ~LFS_OPEN_STRIP) | O_NOATIME;
-	struct user_namespace *real_userns = mnt_user_ns(lfs_real_layer(inode)->mnt);
-	struct inode *real = lfs_real_inode(inode);
 	const struct cred *old_cred;
 	struct file *realfile;
 	int acc_mode = ACC_MODE(flags);
@@ -34,7 +56,7 @@ static struct file *lfs_open_real(struct file *file)
 	if (flags & O_APPEND)
 		acc_mode |= MAY_APPEND;
 
-	old_cred = lfs_override_creds(inode->i_sb);
+	old_cred = lfs_override_creds(file_inode(file)->i_sb);
 	err = inode_permission(real_userns, real, MAY_OPEN | acc_mode);
 	if (err) {
 		realfile = ERR_PTR(err);
@@ -74,28 +96,138 @@ static int lfs_open_copy_up(struct file *file)
 
 static int lfs_open(struct inode *inode, struct file *file)
 {
+	struct dentry *upper;
 	struct file *realfile;
+	struct lfs_file *lf;
 	int err;
 
 	err = lfs_open_copy_up(file);
 	if (err)
 		return err;
-	realfile = lfs_open_real(file);
-	if (IS_ERR(realfile))
+	lf = kzalloc(sizeof(*lf), GFP_KERNEL);
+	if (!lf)
+		return -ENOMEM;
+	/* one load: the inode and its layer must agree */
+	upper = lfs_i_upper(inode);
+	if (upper)
+		realfile = lfs_open_real(file, d_inode(upper),
+					 LFS_SB(inode->i_sb)->upper);
+	else
+		realfile = lfs_open_real(file, LFS_I(inode)->lower,
+					 LFS_I(inode)->layer);
+	if (IS_ERR(realfile)) {
+		kfree(lf);
 		return PTR_ERR(realfile);
-	file->private_data = realfile;
+	}
+	lf->real = realfile;
+	file->private_data = lf;
 	return 0;
 }
 
 static int lfs_release(struct inode *inode, struct file *file)
 {
-	fput(file->private_data);
+	struct lfs_file *lf = file->private_data;
+
+	if (lf->upper)
+		fput(lf->upper);
+	fput(lf->real);
+	kfree(lf);
 	return 0;
 }
 
-static struct file *lfs_real_file(const struct file *file)
+/* the real file last opened for @file, without opening one */
+static struct file *lfs_real_file_last(const struct file *file)
 {
-	return file->private_data;
+	struct lfs_file *lf = file->private_data;
+	/* pairs with the cmpxchg_release() in lfs_real_file_upper() */
+	struct file *upper = smp_load_acquire(&lf->upper);
+
+	return upper ? upper : lf->real;
+}
+
+/*
+ * The upper file of a layerfs file opened before its inode was copied
+ * up: opened once, by whichever operation first needs it; a racing
+ * opener's file is dropped.
+ */
+static struct file *lfs_real_file_upper(struct file *file, struct dentry *upper)
+{
+	struct lfs_file *lf = file->private_data;
+	struct file *realfile, *old;
+
+	realfile = lfs_open_real(file, d_inode(upper),
+				 LFS_SB(file_inode(file)->i_sb)->upper);
+	if (IS_ERR(realfile))
+		return realfile;
+	/* pairs with the acquire in lfs_real_file_last() */
+	old = cmpxchg_release(&lf->upper, NULL, realfile);
+	if (old) {
+		fput(realfile);
+		return old;
+	}
+	return realfile;
+}
+
+/*
+ * Make the real file follow what fcntl(F_SETFL) changed on the layerfs
+ * file, with the checks setfl() made on the layerfs file repeated for
+ * the real one.
+ */
+static int lfs_real_setfl(struct file *realfile, unsigned int flags)
+{
+	int err;
+
+	flags &= LFS_SETFL_MASK;
+	if (((flags ^ realfile->f_flags) & O_APPEND) &&
+	    IS_APPEND(file_inode(realfile)))
+		return -EPERM;
+	if ((flags & O_DIRECT) && !(realfile->f_mode & FMODE_CAN_ODIRECT))
+		return -EINVAL;
+	if (realfile->f_op->check_flags) {
+		err = realfile->f_op->check_flags(flags);
+		if (err)
+			return err;
+	}
+	spin_lock(&realfile->f_lock);
+	realfile->f_flags = (realfile->f_flags & ~LFS_SETFL_MASK) | flags;
+	realfile->f_iocb_flags = iocb_flags(realfile);
+	spin_unlock(&realfile->f_lock);
+	return 0;
+}
+
+/**
+ * lfs_real_file - the real file an operation on a layerfs file acts on
+ * @file: the layerfs file
+ * @realp: set to the real file, which lives as long as @file
+ *
+ * The file of the inode's real inode of now: the upper one if the inode
+ * was copied up after @file was opened.  Its F_SETFL flags are brought in
+ * line with @file's first.
+ *
+ * Return: 0 or -errno.
+ */
+static int lfs_real_file(struct file *file, struct file **realp)
+{
+	struct inode *inode = file_inode(file);
+	struct file *realfile = lfs_real_file_last(file);
+	struct dentry *upper;
+
+	if (unlikely(file_inode(realfile) == LFS_I(inode)->lower)) {
+		upper = lfs_i_upper(inode);
+		if (upper) {
+			realfile = lfs_real_file_upper(file, upper);
+			if (IS_ERR(realfile))
+				return PTR_ERR(realfile);
+		}
+	}
+	if (unlikely((file->f_flags ^ realfile->f_flags) & LFS_SETFL_MASK)) {
+		int err = lfs_real_setfl(realfile, file->f_flags);
+
+		if (err)
+			return err;
+	}
+	*realp = realfile;
+	return 0;
 }
 
 /* The RWF_* flags that carry an iocb's per-call flags to the real file. */
@@ -111,6 +243,9 @@ static rwf_t lfs_iocb_to_rwf(int ki_flags)
 		flags |= RWF_DSYNC;
 	if (ki_flags & IOCB_SYNC)
 		flags |= RWF_SYNC;
+	/* pwritev2(RWF_APPEND) on a file opened without O_APPEND */
+	if (ki_flags & IOCB_APPEND)
+		flags |= RWF_APPEND;
 	return flags;
 }
 
@@ -131,18 +266,23 @@ static int lfs_iter_check(const struct kiocb *iocb, const struct iov_iter *iter,
 
 /*
  * Reads complete synchronously, also for AIO: the real file does the I/O
- * and the result is returned as a completed request.
+ * and the result is returned as a completed request.  As the mounter.
  */
 static ssize_t lfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct file *file = iocb->ki_filp;
-	struct file *realfile = lfs_real_file(file);
 	const struct cred *old_cred;
+	struct file *realfile;
 	ssize_t ret;
 
+	if (!iov_iter_count(iter))
+		return 0;
+	ret = lfs_real_file(file, &realfile);
+	if (ret)
+		return ret;
 	ret = lfs_iter_check(iocb, iter, realfile);
 	if (ret)
-		return ret < 0 ? ret : 0;
+		return ret;
 
 	old_cred = lfs_override_creds(file_inode(file)->i_sb);
 	ret = vfs_iter_read(realfile, iter, &iocb->ki_pos,
@@ -152,25 +292,30 @@ static ssize_t lfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 }
 
 /*
- * Writes go to the real file of the upper layer.  The caller's rights
- * decide what a write clears (set-id bits, capabilities), as on any
- * filesystem: file_remove_privs() on the layerfs file, which reaches the
- * upper object through lfs_setattr().
+ * Writes go to the real file of the upper layer, as the mounter.  The
+ * caller's rights decide what a write clears (set-id bits, capabilities),
+ * as on any filesystem: file_remove_privs() on the layerfs file, which
+ * reaches the upper object through lfs_setattr().
  */
 static ssize_t lfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct file *file = iocb->ki_filp;
-	struct file *realfile = lfs_real_file(file);
 	struct inode *inode = file_inode(file);
 	const struct cred *old_cred;
+	struct file *realfile;
 	ssize_t ret;
 
-	ret = lfs_iter_check(iocb, iter, realfile);
-	if (ret)
-		return ret < 0 ? ret : 0;
+	if (!iov_iter_count(iter))
+		return 0;
 
 	inode_lock(inode);
 	ret = file_remove_privs(file);
+	if (ret)
+		goto out_unlock;
+	ret = lfs_real_file(file, &realfile);
+	if (ret)
+		goto out_unlock;
+	ret = lfs_iter_check(iocb, iter, realfile);
 	if (ret)
 		goto out_unlock;
 	old_cred = lfs_override_creds(inode->i_sb);
@@ -185,43 +330,61 @@ out_unlock:
 	return ret;
 }
 
+/* As the mounter, on the upper file; the caller's rights clear privileges. */
 static long lfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
 {
-	struct file *realfile = lfs_real_file(file);
 	struct inode *inode = file_inode(file);
 	const struct cred *old_cred;
+	struct file *realfile;
 	long ret;
 
 	inode_lock(inode);
 	ret = file_remove_privs(file);
-	if (!ret) {
-		old_cred = lfs_override_creds(inode->i_sb);
-		ret = vfs_fallocate(realfile, mode, offset, len);
-		revert_creds(old_cred);
-		lfs_copy_attr(inode, file_inode(realfile));
-	}
+	if (ret)
+		goto out_unlock;
+	ret = lfs_real_file(file, &realfile);
+	if (ret)
+		goto out_unlock;
+	old_cred = lfs_override_creds(inode->i_sb);
+	ret = vfs_fallocate(realfile, mode, offset, len);
+	revert_creds(old_cred);
+	lfs_copy_attr(inode, file_inode(realfile));
+out_unlock:
 	inode_unlock(inode);
 	return ret;
 }
 
+/* As the mounter; SEEK_DATA and SEEK_HOLE are the real file's to answer. */
 static loff_t lfs_llseek(struct file *file, loff_t offset, int whence)
 {
-	struct file *realfile = lfs_real_file(file);
 	struct inode *inode = file_inode(file);
+	const struct cred *old_cred;
+	struct file *realfile;
 	loff_t ret;
+
+	ret = lfs_real_file(file, &realfile);
+	if (ret)
+		return ret;
 
 	/* the file position lives in the layerfs file; lend it to the real one */
 	inode_lock(inode);
 	realfile->f_pos = file->f_pos;
+	old_cred = lfs_override_creds(inode->i_sb);
 	ret = vfs_llseek(realfile, offset, whence);
+	revert_creds(old_cred);
 	file->f_pos = realfile->f_pos;
 	inode_unlock(inode);
 	return ret;
 }
 
+/*
+ * The mapping belongs to the real file, as the mounter.  mmap_lock is
+ * held: no real file is opened here, the one last opened is mapped (the
+ * lower file, if the copy-up came after the last read or write).
+ */
 static int lfs_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct file *realfile = lfs_real_file(file);
+	struct file *realfile = lfs_real_file_last(file);
 	const struct cred *old_cred;
 	int ret;
 
@@ -230,7 +393,6 @@ static int lfs_mmap(struct file *file, struct vm_area_struct *vma)
 	if (WARN_ON_ONCE(file != vma->vm_file))
 		return -EIO;
 
-	/* the mapping belongs to the real file from here on */
 	vma_set_file(vma, realfile);
 	old_cred = lfs_override_creds(file_inode(file)->i_sb);
 	ret = call_mmap(vma->vm_file, vma);
@@ -240,10 +402,13 @@ static int lfs_mmap(struct file *file, struct vm_area_struct *vma)
 
 static int lfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 {
-	struct file *realfile = lfs_real_file(file);
 	const struct cred *old_cred;
+	struct file *realfile;
 	int ret;
 
+	ret = lfs_real_file(file, &realfile);
+	if (ret)
+		return ret;
 	old_cred = lfs_override_creds(file_inode(file)->i_sb);
 	ret = vfs_fadvise(realfile, offset, len, advice);
 	revert_creds(old_cred);
@@ -252,41 +417,54 @@ static int lfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 
 static int lfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 {
-	struct file *realfile = lfs_real_file(file);
 	const struct cred *old_cred;
+	struct file *realfile;
 	int ret;
 
+	ret = lfs_real_file(file, &realfile);
+	if (ret)
+		return ret;
 	old_cred = lfs_override_creds(file_inode(file)->i_sb);
 	ret = vfs_fsync_range(realfile, start, end, datasync);
 	revert_creds(old_cred);
 	return ret;
 }
 
+/* Each real file this file opened is flushed, as the mounter. */
 static int lfs_flush(struct file *file, fl_owner_t id)
 {
-	struct file *realfile = lfs_real_file(file);
+	struct lfs_file *lf = file->private_data;
+	struct file *real[2];
 	const struct cred *old_cred;
-	int ret = 0;
+	int ret = 0, err;
+	unsigned int i;
 
-	if (realfile->f_op->flush) {
-		old_cred = lfs_override_creds(file_inode(file)->i_sb);
-		ret = realfile->f_op->flush(realfile, id);
-		revert_creds(old_cred);
+	real[0] = lf->real;
+	/* pairs with the cmpxchg_release() in lfs_real_file_upper() */
+	real[1] = smp_load_acquire(&lf->upper);
+	old_cred = lfs_override_creds(file_inode(file)->i_sb);
+	for (i = 0; i < ARRAY_SIZE(real); i++) {
+		if (!real[i] || !real[i]->f_op->flush)
+			continue;
+		err = real[i]->f_op->flush(real[i], id);
+		if (err && !ret)
+			ret = err;
 	}
+	revert_creds(old_cred);
 	return ret;
 }
 
 const struct file_operations lfs_file_operations = {
-	.open		= lfs_open,
-	.release	= lfs_release,
-	.llseek		= lfs_llseek,
-	.read_iter	= lfs_read_iter,
-	.write_iter	= lfs_write_iter,
-	.fallocate	= lfs_fallocate,
-	.splice_write	= iter_file_splice_write,
-	.mmap		= lfs_mmap,
-	.fadvise	= lfs_fadvise,
-	.fsync		= lfs_fsync,
-	.flush		= lfs_flush,
-	.splice_read	= generic_file_splice_read,
+	.open			= lfs_open,
+	.release		= lfs_release,
+	.llseek			= lfs_llseek,
+	.read_iter		= lfs_read_iter,
+	.write_iter		= lfs_write_iter,
+	.fallocate		= lfs_fallocate,
+	.mmap			= lfs_mmap,
+	.fadvise		= lfs_fadvise,
+	.fsync			= lfs_fsync,
+	.flush			= lfs_flush,
+	.splice_read		= generic_file_splice_read,
+	.splice_write		= iter_file_splice_write,
 };

@@ -11,6 +11,7 @@
 #include <linux/uio.h>
 #include <linux/fadvise.h>
 #include <linux/slab.h>
+#include <linux/splice.h>
 #include "layerfs.h"
 
 /* flags that made sense for the layerfs open but not for the real one */
@@ -330,6 +331,40 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * Splicing into a layerfs file is a splice into the real file, as the
+ * mounter.  The generic iter_file_splice_write() on the layerfs file
+ * would take the pipe lock, then (in lfs_write_iter()) the upper
+ * filesystem's freeze protection, which a splice into the upper file
+ * takes the other way round.  Here the order is that of any write:
+ * layerfs inode, upper sb_writers, pipe, upper inode.
+ */
+static ssize_t lfs_splice_write(struct pipe_inode_info *pipe, struct file *out,
+				loff_t *ppos, size_t len, unsigned int flags)
+{
+	struct inode *inode = file_inode(out);
+	const struct cred *old_cred;
+	struct file *realfile;
+	ssize_t ret;
+
+	inode_lock(inode);
+	ret = file_remove_privs(out);
+	if (ret)
+		goto out_unlock;
+	ret = lfs_real_file(out, &realfile);
+	if (ret)
+		goto out_unlock;
+	old_cred = lfs_override_creds(inode->i_sb);
+	file_start_write(realfile);
+	ret = iter_file_splice_write(pipe, realfile, ppos, len, flags);
+	file_end_write(realfile);
+	revert_creds(old_cred);
+	lfs_copy_attr(inode, file_inode(realfile));
+out_unlock:
+	inode_unlock(inode);
+	return ret;
+}
+
 /* As the mounter, on the upper file; the caller's rights clear privileges. */
 static long lfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
 {
@@ -466,5 +501,5 @@ const struct file_operations lfs_file_operations = {
 	.fsync			= lfs_fsync,
 	.flush			= lfs_flush,
 	.splice_read		= generic_file_splice_read,
-	.splice_write		= iter_file_splice_write,
+	.splice_write		= lfs_splice_write,
 };

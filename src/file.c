@@ -450,16 +450,26 @@ static int lfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 	return ret;
 }
 
+/*
+ * Only the upper file is synced, as the mounter: a lower file is never
+ * written, and its filesystem may have no fsync at all (erofs, squashfs).
+ */
 static int lfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 {
+	struct inode *inode = file_inode(file);
+	struct dentry *upper = lfs_i_upper(inode);
 	const struct cred *old_cred;
 	struct file *realfile;
 	int ret;
 
+	if (!upper)
+		return 0;
 	ret = lfs_real_file(file, &realfile);
 	if (ret)
 		return ret;
-	old_cred = lfs_override_creds(file_inode(file)->i_sb);
+	if (file_inode(realfile) != d_inode(upper))
+		return 0;
+	old_cred = lfs_override_creds(inode->i_sb);
 	ret = vfs_fsync_range(realfile, start, end, datasync);
 	revert_creds(old_cred);
 	return ret;

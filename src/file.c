@@ -10,6 +10,7 @@
 #include <linux/mm.h>
 #include <linux/uio.h>
 #include <linux/fadvise.h>
+#include <linux/fiemap.h>
 #include <linux/slab.h>
 #include <linux/splice.h>
 #include "layerfs.h"
@@ -497,6 +498,33 @@ static int lfs_flush(struct file *file, fl_owner_t id)
 	}
 	revert_creds(old_cred);
 	return ret;
+}
+
+/**
+ * lfs_fiemap - the extent map of the real inode
+ * @inode: the layerfs inode
+ * @fieinfo: the request, filled in by the real filesystem
+ * @start: first byte asked for
+ * @len: bytes asked for
+ *
+ * As the mounter: FS_IOC_FIEMAP needs no more than an open file, and the
+ * caller has one on the layerfs inode.
+ *
+ * Return: 0 or -errno; -EOPNOTSUPP where the real filesystem has no map.
+ */
+int lfs_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
+	       u64 start, u64 len)
+{
+	struct inode *real = lfs_real_inode(inode);
+	const struct cred *old_cred;
+	int err;
+
+	if (!real->i_op->fiemap)
+		return -EOPNOTSUPP;
+	old_cred = lfs_override_creds(inode->i_sb);
+	err = real->i_op->fiemap(real, fieinfo, start, len);
+	revert_creds(old_cred);
+	return err;
 }
 
 const struct file_operations lfs_file_operations = {

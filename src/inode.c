@@ -476,6 +476,7 @@ const struct inode_operations lfs_file_inode_operations = {
 	.permission	= lfs_permission,
 	.listxattr	= lfs_listxattr,
 	.get_acl	= lfs_get_acl,
+	.fiemap		= lfs_fiemap,
 };
 
 const struct inode_operations lfs_symlink_inode_operations = {

@@ -398,6 +398,9 @@ int lfs_dir_check_empty(struct dentry *dentry);
 
 /* file.c */
 extern const struct file_operations lfs_file_operations;
+struct fiemap_extent_info;
+int lfs_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
+	       u64 start, u64 len);
 
 /* xattr.c */
 extern const struct xattr_handler *lfs_xattr_handlers[];

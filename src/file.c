@@ -527,6 +527,102 @@ int lfs_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
 	return err;
 }
 
+enum lfs_copy_op {
+	LFS_COPY,			/* copy_file_range() */
+	LFS_CLONE,			/* FICLONE, FICLONERANGE */
+	LFS_DEDUPE,			/* FIDEDUPERANGE */
+};
+
+/*
+ * copy_file_range() and the remaps between two layerfs files are those
+ * between their real files, as the mounter of the destination; the real
+ * filesystems refuse what they cannot do (EXDEV across filesystems, for
+ * a lower file on another one than the upper layer).  The destination is
+ * open for writing, so it was copied up at open.  The VFS checked the
+ * caller's access to both layerfs files; across two layerfs mounts the
+ * source's mounter must be able to read the source as well.
+ */
+static loff_t lfs_copyfile(struct file *file_in, loff_t pos_in,
+			   struct file *file_out, loff_t pos_out,
+			   loff_t len, unsigned int flags, enum lfs_copy_op op)
+{
+	struct inode *inode_in = file_inode(file_in);
+	struct inode *inode_out = file_inode(file_out);
+	struct file *real_in, *real_out;
+	const struct cred *old_cred;
+	loff_t ret;
+
+	inode_lock(inode_out);
+	if (op != LFS_DEDUPE) {
+		ret = file_remove_privs(file_out);
+		if (ret)
+			goto out_unlock;
+	}
+	ret = lfs_real_file(file_out, &real_out);
+	if (ret)
+		goto out_unlock;
+	ret = lfs_real_file(file_in, &real_in);
+	if (ret)
+		goto out_unlock;
+
+	if (unlikely(inode_in->i_sb != inode_out->i_sb)) {
+		old_cred = lfs_override_creds(inode_in->i_sb);
+		ret = rw_verify_area(READ, real_in, &pos_in, len);
+		revert_creds(old_cred);
+		if (ret)
+			goto out_unlock;
+	}
+
+	old_cred = lfs_override_creds(inode_out->i_sb);
+	switch (op) {
+	case LFS_COPY:
+		ret = vfs_copy_file_range(real_in, pos_in, real_out, pos_out,
+					  len, flags);
+		break;
+	case LFS_CLONE:
+		ret = vfs_clone_file_range(real_in, pos_in, real_out, pos_out,
+					   len, flags);
+		break;
+	case LFS_DEDUPE:
+		ret = vfs_dedupe_file_range_one(real_in, pos_in, real_out,
+						pos_out, len, flags);
+		break;
+	}
+	revert_creds(old_cred);
+	lfs_copy_attr(inode_out, file_inode(real_out));
+out_unlock:
+	inode_unlock(inode_out);
+	return ret;
+}
+
+static ssize_t lfs_copy_file_range(struct file *file_in, loff_t pos_in,
+				   struct file *file_out, loff_t pos_out,
+				   size_t len, unsigned int flags)
+{
+	return lfs_copyfile(file_in, pos_in, file_out, pos_out, len, flags,
+			    LFS_COPY);
+}
+
+static loff_t lfs_remap_file_range(struct file *file_in, loff_t pos_in,
+				   struct file *file_out, loff_t pos_out,
+				   loff_t len, unsigned int remap_flags)
+{
+	enum lfs_copy_op op;
+
+	if (remap_flags & ~(REMAP_FILE_DEDUP | REMAP_FILE_ADVISORY))
+		return -EINVAL;
+	op = remap_flags & REMAP_FILE_DEDUP ? LFS_DEDUPE : LFS_CLONE;
+	/*
+	 * Deduplicating a lower file would copy it up: the data would be
+	 * doubled, not shared.
+	 */
+	if (op == LFS_DEDUPE && (!lfs_i_upper(file_inode(file_in)) ||
+				 !lfs_i_upper(file_inode(file_out))))
+		return -EPERM;
+	return lfs_copyfile(file_in, pos_in, file_out, pos_out, len,
+			    remap_flags, op);
+}
+
 const struct file_operations lfs_file_operations = {
 	.open			= lfs_open,
 	.release		= lfs_release,
@@ -540,4 +636,6 @@ const struct file_operations lfs_file_operations = {
 	.flush			= lfs_flush,
 	.splice_read		= generic_file_splice_read,
 	.splice_write		= lfs_splice_write,
+	.copy_file_range	= lfs_copy_file_range,
+	.remap_file_range	= lfs_remap_file_range,
 };

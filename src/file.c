@@ -21,7 +21,8 @@
 /*
  * The flags fcntl(F_SETFL) may change on a layerfs file that the real
  * file must follow.  O_NOATIME is not among them: the real file is
- * opened with it whenever the mounter may.
+ * opened with it whenever the mounter may, and layerfs itself updates
+ * the upper file's atime (lfs_file_accessed()).
  */
 #define LFS_SETFL_MASK	(O_APPEND | O_NONBLOCK | O_NDELAY | O_DIRECT)
 
@@ -267,6 +268,58 @@ static int lfs_iter_check(const struct kiocb *iocb, const struct iov_iter *iter,
 }
 
 /*
+ * Access time, as the kernel's overlay keeps it: a read or mmap of a file
+ * that has an upper object updates the upper object's atime, by the rules
+ * of the layerfs mount (relatime, noatime, strictatime, read-only; see
+ * atime_needs_update()), which compare the layerfs inode's times: bring
+ * them up to date first.  Lower objects keep theirs.
+ */
+static void lfs_file_accessed(struct file *file)
+{
+	struct inode *inode = file_inode(file);
+	struct dentry *upper;
+
+	if (file->f_flags & O_NOATIME)
+		return;
+	upper = lfs_i_upper(inode);
+	if (!upper)
+		return;
+	inode->i_mtime = d_inode(upper)->i_mtime;
+	inode->i_ctime = d_inode(upper)->i_ctime;
+	touch_atime(&file->f_path);
+}
+
+/**
+ * lfs_update_time - update the atime of a layerfs object
+ * @inode: the layerfs inode
+ * @now: the time (the upper filesystem takes its own)
+ * @flags: S_ATIME and the like; only S_ATIME reaches here (S_NOCMTIME)
+ *
+ * Called by touch_atime() on a layerfs path once the layerfs mount's
+ * rules said yes.  The upper object's atime is set, as the mounter, on
+ * the upper layer's private mount, which has no atime rules of its own;
+ * an object without an upper one is left alone.
+ *
+ * Return: 0.
+ */
+int lfs_update_time(struct inode *inode, struct timespec64 *now, int flags)
+{
+	struct dentry *upper = lfs_i_upper(inode);
+	const struct cred *old_cred;
+	struct path path;
+
+	if (!(flags & S_ATIME) || !upper)
+		return 0;
+	path.mnt = LFS_SB(inode->i_sb)->upper->mnt;
+	path.dentry = upper;
+	old_cred = lfs_override_creds(inode->i_sb);
+	touch_atime(&path);
+	revert_creds(old_cred);
+	inode->i_atime = d_inode(upper)->i_atime;
+	return 0;
+}
+
+/*
  * Reads complete synchronously, also for AIO: the real file does the I/O
  * and the result is returned as a completed request.  As the mounter.
  */
@@ -290,6 +343,7 @@ static ssize_t lfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	ret = vfs_iter_read(realfile, iter, &iocb->ki_pos,
 			    lfs_iocb_to_rwf(iocb->ki_flags));
 	revert_creds(old_cred);
+	lfs_file_accessed(file);
 	return ret;
 }
 
@@ -433,6 +487,7 @@ static int lfs_mmap(struct file *file, struct vm_area_struct *vma)
 	old_cred = lfs_override_creds(file_inode(file)->i_sb);
 	ret = call_mmap(vma->vm_file, vma);
 	revert_creds(old_cred);
+	lfs_file_accessed(file);
 	return ret;
 }
 

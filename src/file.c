@@ -10,22 +10,47 @@
 #include <linux/mm.h>
 #include <linux/uio.h>
 #include <linux/fadvise.h>
+#include <linux/fiemap.h>
+#include <linux/slab.h>
+#include <linux/splice.h>
 #include "layerfs.h"
 
 /* flags that made sense for the layerfs open but not for the real one */
 #define LFS_OPEN_STRIP	(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC)
 
 /*
- * The real inode comes from the layerfs inode, not from the file's dentry:
- * when layerfs is stacked on layerfs, the lower one is opened with the
- * upper one's path.
+ * The flags fcntl(F_SETFL) may change on a layerfs file that the real
+ * file must follow.  O_NOATIME is not among them: the real file is
+ * opened with it whenever the mounter may, and layerfs itself updates
+ * the upper file's atime (lfs_file_accessed()).
  */
-static struct file *lfs_open_real(struct file *file)
+#define LFS_SETFL_MASK	(O_APPEND | O_NONBLOCK | O_NDELAY | O_DIRECT)
+
+/*
+ * What a layerfs file holds.  @real is the file opened at open() on the
+ * real inode of that moment.  When that was a lower file and the inode
+ * has been copied up since, the upper file is opened at first use and
+ * kept in @upper, which is set once (cmpxchg) and read with an acquire;
+ * both live until release, so an operation borrows them without taking
+ * a reference of its own.
+ */
+struct lfs_file {
+	struct file *real;		/* the real file opened at open() */
+	struct file *upper;		/* the upper file opened after a copy-up */
+};
+
+/*
+ * Open @real, of @layer, for the layerfs @file.  The mounter must be
+ * allowed to open it, with the caller's access mode.  The real file's
+ * f_path is the layerfs path (the real inode comes from the layerfs
+ * inode, not from the file's dentry: when layerfs is stacked on layerfs,
+ * the lower one is opened with the upper one's path).
+ */
+static struct file *lfs_open_real(struct file *file, struct inode *real,
+				  struct lfs_layer *layer)
 {
-	struct inode *inode = file_inode(file);
+	struct user_namespace *real_userns = mnt_user_ns(layer->mnt);
 	int flags = (file->f_flags & ~LFS_OPEN_STRIP) | O_NOATIME;
-	struct user_namespace *real_userns = mnt_user_ns(lfs_real_layer(inode)->mnt);
-	struct inode *real = lfs_real_inode(inode);
 	const struct cred *old_cred;
 	struct file *realfile;
 	int acc_mode = ACC_MODE(flags);
@@ -34,7 +59,7 @@ static struct file *lfs_open_real(struct file *file)
 	if (flags & O_APPEND)
 		acc_mode |= MAY_APPEND;
 
-	old_cred = lfs_override_creds(inode->i_sb);
+	old_cred = lfs_override_creds(file_inode(file)->i_sb);
 	err = inode_permission(real_userns, real, MAY_OPEN | acc_mode);
 	if (err) {
 		realfile = ERR_PTR(err);
@@ -74,28 +99,138 @@ static int lfs_open_copy_up(struct file *file)
 
 static int lfs_open(struct inode *inode, struct file *file)
 {
+	struct dentry *upper;
 	struct file *realfile;
+	struct lfs_file *lf;
 	int err;
 
 	err = lfs_open_copy_up(file);
 	if (err)
 		return err;
-	realfile = lfs_open_real(file);
-	if (IS_ERR(realfile))
+	lf = kzalloc(sizeof(*lf), GFP_KERNEL);
+	if (!lf)
+		return -ENOMEM;
+	/* one load: the inode and its layer must agree */
+	upper = lfs_i_upper(inode);
+	if (upper)
+		realfile = lfs_open_real(file, d_inode(upper),
+					 LFS_SB(inode->i_sb)->upper);
+	else
+		realfile = lfs_open_real(file, LFS_I(inode)->lower,
+					 LFS_I(inode)->layer);
+	if (IS_ERR(realfile)) {
+		kfree(lf);
 		return PTR_ERR(realfile);
-	file->private_data = realfile;
+	}
+	lf->real = realfile;
+	file->private_data = lf;
 	return 0;
 }
 
 static int lfs_release(struct inode *inode, struct file *file)
 {
-	fput(file->private_data);
+	struct lfs_file *lf = file->private_data;
+
+	if (lf->upper)
+		fput(lf->upper);
+	fput(lf->real);
+	kfree(lf);
 	return 0;
 }
 
-static struct file *lfs_real_file(const struct file *file)
+/* the real file last opened for @file, without opening one */
+static struct file *lfs_real_file_last(const struct file *file)
 {
-	return file->private_data;
+	struct lfs_file *lf = file->private_data;
+	/* pairs with the cmpxchg_release() in lfs_real_file_upper() */
+	struct file *upper = smp_load_acquire(&lf->upper);
+
+	return upper ? upper : lf->real;
+}
+
+/*
+ * The upper file of a layerfs file opened before its inode was copied
+ * up: opened once, by whichever operation first needs it; a racing
+ * opener's file is dropped.
+ */
+static struct file *lfs_real_file_upper(struct file *file, struct dentry *upper)
+{
+	struct lfs_file *lf = file->private_data;
+	struct file *realfile, *old;
+
+	realfile = lfs_open_real(file, d_inode(upper),
+				 LFS_SB(file_inode(file)->i_sb)->upper);
+	if (IS_ERR(realfile))
+		return realfile;
+	/* pairs with the acquire in lfs_real_file_last() */
+	old = cmpxchg_release(&lf->upper, NULL, realfile);
+	if (old) {
+		fput(realfile);
+		return old;
+	}
+	return realfile;
+}
+
+/*
+ * Make the real file follow what fcntl(F_SETFL) changed on the layerfs
+ * file, with the checks setfl() made on the layerfs file repeated for
+ * the real one.
+ */
+static int lfs_real_setfl(struct file *realfile, unsigned int flags)
+{
+	int err;
+
+	flags &= LFS_SETFL_MASK;
+	if (((flags ^ realfile->f_flags) & O_APPEND) &&
+	    IS_APPEND(file_inode(realfile)))
+		return -EPERM;
+	if ((flags & O_DIRECT) && !(realfile->f_mode & FMODE_CAN_ODIRECT))
+		return -EINVAL;
+	if (realfile->f_op->check_flags) {
+		err = realfile->f_op->check_flags(flags);
+		if (err)
+			return err;
+	}
+	spin_lock(&realfile->f_lock);
+	realfile->f_flags = (realfile->f_flags & ~LFS_SETFL_MASK) | flags;
+	realfile->f_iocb_flags = iocb_flags(realfile);
+	spin_unlock(&realfile->f_lock);
+	return 0;
+}
+
+/**
+ * lfs_real_file - the real file an operation on a layerfs file acts on
+ * @file: the layerfs file
+ * @realp: set to the real file, which lives as long as @file
+ *
+ * The file of the inode's real inode of now: the upper one if the inode
+ * was copied up after @file was opened.  Its F_SETFL flags are brought in
+ * line with @file's first.
+ *
+ * Return: 0 or -errno.
+ */
+static int lfs_real_file(struct file *file, struct file **realp)
+{
+	struct inode *inode = file_inode(file);
+	struct file *realfile = lfs_real_file_last(file);
+	struct dentry *upper;
+
+	if (unlikely(file_inode(realfile) == LFS_I(inode)->lower)) {
+		upper = lfs_i_upper(inode);
+		if (upper) {
+			realfile = lfs_real_file_upper(file, upper);
+			if (IS_ERR(realfile))
+				return PTR_ERR(realfile);
+		}
+	}
+	if (unlikely((file->f_flags ^ realfile->f_flags) & LFS_SETFL_MASK)) {
+		int err = lfs_real_setfl(realfile, file->f_flags);
+
+		if (err)
+			return err;
+	}
+	*realp = realfile;
+	return 0;
 }
 
 /* The RWF_* flags that carry an iocb's per-call flags to the real file. */
@@ -111,6 +246,9 @@ static rwf_t lfs_iocb_to_rwf(int ki_flags)
 		flags |= RWF_DSYNC;
 	if (ki_flags & IOCB_SYNC)
 		flags |= RWF_SYNC;
+	/* pwritev2(RWF_APPEND) on a file opened without O_APPEND */
+	if (ki_flags & IOCB_APPEND)
+		flags |= RWF_APPEND;
 	return flags;
 }
 
@@ -130,47 +268,110 @@ static int lfs_iter_check(const struct kiocb *iocb, const struct iov_iter *iter,
 }
 
 /*
+ * Access time, as the kernel's overlay keeps it: a read or mmap of a file
+ * that has an upper object updates the upper object's atime, by the rules
+ * of the layerfs mount (relatime, noatime, strictatime, read-only; see
+ * atime_needs_update()), which compare the layerfs inode's times: bring
+ * them up to date first.  Lower objects keep theirs.
+ */
+static void lfs_file_accessed(struct file *file)
+{
+	struct inode *inode = file_inode(file);
+	struct dentry *upper;
+
+	if (file->f_flags & O_NOATIME)
+		return;
+	upper = lfs_i_upper(inode);
+	if (!upper)
+		return;
+	inode->i_mtime = d_inode(upper)->i_mtime;
+	inode->i_ctime = d_inode(upper)->i_ctime;
+	touch_atime(&file->f_path);
+}
+
+/**
+ * lfs_update_time - update the atime of a layerfs object
+ * @inode: the layerfs inode
+ * @now: the time (the upper filesystem takes its own)
+ * @flags: S_ATIME and the like; only S_ATIME reaches here (S_NOCMTIME)
+ *
+ * Called by touch_atime() on a layerfs path once the layerfs mount's
+ * rules said yes.  The upper object's atime is set, as the mounter, on
+ * the upper layer's private mount, which has no atime rules of its own;
+ * an object without an upper one is left alone.
+ *
+ * Return: 0.
+ */
+int lfs_update_time(struct inode *inode, struct timespec64 *now, int flags)
+{
+	struct dentry *upper = lfs_i_upper(inode);
+	const struct cred *old_cred;
+	struct path path;
+
+	if (!(flags & S_ATIME) || !upper)
+		return 0;
+	path.mnt = LFS_SB(inode->i_sb)->upper->mnt;
+	path.dentry = upper;
+	old_cred = lfs_override_creds(inode->i_sb);
+	touch_atime(&path);
+	revert_creds(old_cred);
+	inode->i_atime = d_inode(upper)->i_atime;
+	return 0;
+}
+
+/*
  * Reads complete synchronously, also for AIO: the real file does the I/O
- * and the result is returned as a completed request.
+ * and the result is returned as a completed request.  As the mounter.
  */
 static ssize_t lfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct file *file = iocb->ki_filp;
-	struct file *realfile = lfs_real_file(file);
 	const struct cred *old_cred;
+	struct file *realfile;
 	ssize_t ret;
 
+	if (!iov_iter_count(iter))
+		return 0;
+	ret = lfs_real_file(file, &realfile);
+	if (ret)
+		return ret;
 	ret = lfs_iter_check(iocb, iter, realfile);
 	if (ret)
-		return ret < 0 ? ret : 0;
+		return ret;
 
 	old_cred = lfs_override_creds(file_inode(file)->i_sb);
 	ret = vfs_iter_read(realfile, iter, &iocb->ki_pos,
 			    lfs_iocb_to_rwf(iocb->ki_flags));
 	revert_creds(old_cred);
+	lfs_file_accessed(file);
 	return ret;
 }
 
 /*
- * Writes go to the real file of the upper layer.  The caller's rights
- * decide what a write clears (set-id bits, capabilities), as on any
- * filesystem: file_remove_privs() on the layerfs file, which reaches the
- * upper object through lfs_setattr().
+ * Writes go to the real file of the upper layer, as the mounter.  The
+ * caller's rights decide what a write clears (set-id bits, capabilities),
+ * as on any filesystem: file_remove_privs() on the layerfs file, which
+ * reaches the upper object through lfs_setattr().
  */
 static ssize_t lfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct file *file = iocb->ki_filp;
-	struct file *realfile = lfs_real_file(file);
 	struct inode *inode = file_inode(file);
 	const struct cred *old_cred;
+	struct file *realfile;
 	ssize_t ret;
 
-	ret = lfs_iter_check(iocb, iter, realfile);
-	if (ret)
-		return ret < 0 ? ret : 0;
+	if (!iov_iter_count(iter))
+		return 0;
 
 	inode_lock(inode);
 	ret = file_remove_privs(file);
+	if (ret)
+		goto out_unlock;
+	ret = lfs_real_file(file, &realfile);
+	if (ret)
+		goto out_unlock;
+	ret = lfs_iter_check(iocb, iter, realfile);
 	if (ret)
 		goto out_unlock;
 	old_cred = lfs_override_creds(inode->i_sb);
@@ -185,43 +386,95 @@ out_unlock:
 	return ret;
 }
 
-static long lfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
+/*
+ * Splicing into a layerfs file is a splice into the real file, as the
+ * mounter.  The generic iter_file_splice_write() on the layerfs file
+ * would take the pipe lock, then (in lfs_write_iter()) the upper
+ * filesystem's freeze protection, which a splice into the upper file
+ * takes the other way round.  Here the order is that of any write:
+ * layerfs inode, upper sb_writers, pipe, upper inode.
+ */
+static ssize_t lfs_splice_write(struct pipe_inode_info *pipe, struct file *out,
+				loff_t *ppos, size_t len, unsigned int flags)
 {
-	struct file *realfile = lfs_real_file(file);
-	struct inode *inode = file_inode(file);
+	struct inode *inode = file_inode(out);
 	const struct cred *old_cred;
-	long ret;
+	struct file *realfile;
+	ssize_t ret;
 
 	inode_lock(inode);
-	ret = file_remove_privs(file);
-	if (!ret) {
-		old_cred = lfs_override_creds(inode->i_sb);
-		ret = vfs_fallocate(realfile, mode, offset, len);
-		revert_creds(old_cred);
-		lfs_copy_attr(inode, file_inode(realfile));
-	}
+	ret = file_remove_privs(out);
+	if (ret)
+		goto out_unlock;
+	ret = lfs_real_file(out, &realfile);
+	if (ret)
+		goto out_unlock;
+	old_cred = lfs_override_creds(inode->i_sb);
+	file_start_write(realfile);
+	ret = iter_file_splice_write(pipe, realfile, ppos, len, flags);
+	file_end_write(realfile);
+	revert_creds(old_cred);
+	lfs_copy_attr(inode, file_inode(realfile));
+out_unlock:
 	inode_unlock(inode);
 	return ret;
 }
 
+/* As the mounter, on the upper file; the caller's rights clear privileges. */
+static long lfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
+{
+	struct inode *inode = file_inode(file);
+	const struct cred *old_cred;
+	struct file *realfile;
+	long ret;
+
+	inode_lock(inode);
+	ret = file_remove_privs(file);
+	if (ret)
+		goto out_unlock;
+	ret = lfs_real_file(file, &realfile);
+	if (ret)
+		goto out_unlock;
+	old_cred = lfs_override_creds(inode->i_sb);
+	ret = vfs_fallocate(realfile, mode, offset, len);
+	revert_creds(old_cred);
+	lfs_copy_attr(inode, file_inode(realfile));
+out_unlock:
+	inode_unlock(inode);
+	return ret;
+}
+
+/* As the mounter; SEEK_DATA and SEEK_HOLE are the real file's to answer. */
 static loff_t lfs_llseek(struct file *file, loff_t offset, int whence)
 {
-	struct file *realfile = lfs_real_file(file);
 	struct inode *inode = file_inode(file);
+	const struct cred *old_cred;
+	struct file *realfile;
 	loff_t ret;
+
+	ret = lfs_real_file(file, &realfile);
+	if (ret)
+		return ret;
 
 	/* the file position lives in the layerfs file; lend it to the real one */
 	inode_lock(inode);
 	realfile->f_pos = file->f_pos;
+	old_cred = lfs_override_creds(inode->i_sb);
 	ret = vfs_llseek(realfile, offset, whence);
+	revert_creds(old_cred);
 	file->f_pos = realfile->f_pos;
 	inode_unlock(inode);
 	return ret;
 }
 
+/*
+ * The mapping belongs to the real file, as the mounter.  mmap_lock is
+ * held: no real file is opened here, the one last opened is mapped (the
+ * lower file, if the copy-up came after the last read or write).
+ */
 static int lfs_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct file *realfile = lfs_real_file(file);
+	struct file *realfile = lfs_real_file_last(file);
 	const struct cred *old_cred;
 	int ret;
 
@@ -230,63 +483,214 @@ static int lfs_mmap(struct file *file, struct vm_area_struct *vma)
 	if (WARN_ON_ONCE(file != vma->vm_file))
 		return -EIO;
 
-	/* the mapping belongs to the real file from here on */
 	vma_set_file(vma, realfile);
 	old_cred = lfs_override_creds(file_inode(file)->i_sb);
 	ret = call_mmap(vma->vm_file, vma);
 	revert_creds(old_cred);
+	lfs_file_accessed(file);
 	return ret;
 }
 
 static int lfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 {
-	struct file *realfile = lfs_real_file(file);
 	const struct cred *old_cred;
+	struct file *realfile;
 	int ret;
 
+	ret = lfs_real_file(file, &realfile);
+	if (ret)
+		return ret;
 	old_cred = lfs_override_creds(file_inode(file)->i_sb);
 	ret = vfs_fadvise(realfile, offset, len, advice);
 	revert_creds(old_cred);
 	return ret;
 }
 
+/*
+ * Only the upper file is synced, as the mounter: a lower file is never
+ * written, and its filesystem may have no fsync at all (erofs, squashfs).
+ */
 static int lfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 {
-	struct file *realfile = lfs_real_file(file);
+	struct inode *inode = file_inode(file);
+	struct dentry *upper = lfs_i_upper(inode);
 	const struct cred *old_cred;
+	struct file *realfile;
 	int ret;
 
-	old_cred = lfs_override_creds(file_inode(file)->i_sb);
+	if (!upper)
+		return 0;
+	ret = lfs_real_file(file, &realfile);
+	if (ret)
+		return ret;
+	if (file_inode(realfile) != d_inode(upper))
+		return 0;
+	old_cred = lfs_override_creds(inode->i_sb);
 	ret = vfs_fsync_range(realfile, start, end, datasync);
 	revert_creds(old_cred);
 	return ret;
 }
 
+/* Each real file this file opened is flushed, as the mounter. */
 static int lfs_flush(struct file *file, fl_owner_t id)
 {
-	struct file *realfile = lfs_real_file(file);
+	struct lfs_file *lf = file->private_data;
+	struct file *real[2];
 	const struct cred *old_cred;
-	int ret = 0;
+	int ret = 0, err;
+	unsigned int i;
 
-	if (realfile->f_op->flush) {
-		old_cred = lfs_override_creds(file_inode(file)->i_sb);
-		ret = realfile->f_op->flush(realfile, id);
-		revert_creds(old_cred);
+	real[0] = lf->real;
+	/* pairs with the cmpxchg_release() in lfs_real_file_upper() */
+	real[1] = smp_load_acquire(&lf->upper);
+	old_cred = lfs_override_creds(file_inode(file)->i_sb);
+	for (i = 0; i < ARRAY_SIZE(real); i++) {
+		if (!real[i] || !real[i]->f_op->flush)
+			continue;
+		err = real[i]->f_op->flush(real[i], id);
+		if (err && !ret)
+			ret = err;
 	}
+	revert_creds(old_cred);
 	return ret;
 }
 
+/**
+ * lfs_fiemap - the extent map of the real inode
+ * @inode: the layerfs inode
+ * @fieinfo: the request, filled in by the real filesystem
+ * @start: first byte asked for
+ * @len: bytes asked for
+ *
+ * As the mounter: FS_IOC_FIEMAP needs no more than an open file, and the
+ * caller has one on the layerfs inode.
+ *
+ * Return: 0 or -errno; -EOPNOTSUPP where the real filesystem has no map.
+ */
+int lfs_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
+	       u64 start, u64 len)
+{
+	struct inode *real = lfs_real_inode(inode);
+	const struct cred *old_cred;
+	int err;
+
+	if (!real->i_op->fiemap)
+		return -EOPNOTSUPP;
+	old_cred = lfs_override_creds(inode->i_sb);
+	err = real->i_op->fiemap(real, fieinfo, start, len);
+	revert_creds(old_cred);
+	return err;
+}
+
+enum lfs_copy_op {
+	LFS_COPY,			/* copy_file_range() */
+	LFS_CLONE,			/* FICLONE, FICLONERANGE */
+	LFS_DEDUPE,			/* FIDEDUPERANGE */
+};
+
+/*
+ * copy_file_range() and the remaps between two layerfs files are those
+ * between their real files, as the mounter of the destination; the real
+ * filesystems refuse what they cannot do (EXDEV across filesystems, for
+ * a lower file on another one than the upper layer).  The destination is
+ * open for writing, so it was copied up at open.  The VFS checked the
+ * caller's access to both layerfs files; across two layerfs mounts the
+ * source's mounter must be able to read the source as well.
+ */
+static loff_t lfs_copyfile(struct file *file_in, loff_t pos_in,
+			   struct file *file_out, loff_t pos_out,
+			   loff_t len, unsigned int flags, enum lfs_copy_op op)
+{
+	struct inode *inode_in = file_inode(file_in);
+	struct inode *inode_out = file_inode(file_out);
+	struct file *real_in, *real_out;
+	const struct cred *old_cred;
+	loff_t ret;
+
+	inode_lock(inode_out);
+	if (op != LFS_DEDUPE) {
+		ret = file_remove_privs(file_out);
+		if (ret)
+			goto out_unlock;
+	}
+	ret = lfs_real_file(file_out, &real_out);
+	if (ret)
+		goto out_unlock;
+	ret = lfs_real_file(file_in, &real_in);
+	if (ret)
+		goto out_unlock;
+
+	if (unlikely(inode_in->i_sb != inode_out->i_sb)) {
+		old_cred = lfs_override_creds(inode_in->i_sb);
+		ret = rw_verify_area(READ, real_in, &pos_in, len);
+		revert_creds(old_cred);
+		if (ret)
+			goto out_unlock;
+	}
+
+	old_cred = lfs_override_creds(inode_out->i_sb);
+	switch (op) {
+	case LFS_COPY:
+		ret = vfs_copy_file_range(real_in, pos_in, real_out, pos_out,
+					  len, flags);
+		break;
+	case LFS_CLONE:
+		ret = vfs_clone_file_range(real_in, pos_in, real_out, pos_out,
+					   len, flags);
+		break;
+	case LFS_DEDUPE:
+		ret = vfs_dedupe_file_range_one(real_in, pos_in, real_out,
+						pos_out, len, flags);
+		break;
+	}
+	revert_creds(old_cred);
+	lfs_copy_attr(inode_out, file_inode(real_out));
+out_unlock:
+	inode_unlock(inode_out);
+	return ret;
+}
+
+static ssize_t lfs_copy_file_range(struct file *file_in, loff_t pos_in,
+				   struct file *file_out, loff_t pos_out,
+				   size_t len, unsigned int flags)
+{
+	return lfs_copyfile(file_in, pos_in, file_out, pos_out, len, flags,
+			    LFS_COPY);
+}
+
+static loff_t lfs_remap_file_range(struct file *file_in, loff_t pos_in,
+				   struct file *file_out, loff_t pos_out,
+				   loff_t len, unsigned int remap_flags)
+{
+	enum lfs_copy_op op;
+
+	if (remap_flags & ~(REMAP_FILE_DEDUP | REMAP_FILE_ADVISORY))
+		return -EINVAL;
+	op = remap_flags & REMAP_FILE_DEDUP ? LFS_DEDUPE : LFS_CLONE;
+	/*
+	 * Deduplicating a lower file would copy it up: the data would be
+	 * doubled, not shared.
+	 */
+	if (op == LFS_DEDUPE && (!lfs_i_upper(file_inode(file_in)) ||
+				 !lfs_i_upper(file_inode(file_out))))
+		return -EPERM;
+	return lfs_copyfile(file_in, pos_in, file_out, pos_out, len,
+			    remap_flags, op);
+}
+
 const struct file_operations lfs_file_operations = {
-	.open		= lfs_open,
-	.release	= lfs_release,
-	.llseek		= lfs_llseek,
-	.read_iter	= lfs_read_iter,
-	.write_iter	= lfs_write_iter,
-	.fallocate	= lfs_fallocate,
-	.splice_write	= iter_file_splice_write,
-	.mmap		= lfs_mmap,
-	.fadvise	= lfs_fadvise,
-	.fsync		= lfs_fsync,
-	.flush		= lfs_flush,
-	.splice_read	= generic_file_splice_read,
+	.open			= lfs_open,
+	.release		= lfs_release,
+	.llseek			= lfs_llseek,
+	.read_iter		= lfs_read_iter,
+	.write_iter		= lfs_write_iter,
+	.fallocate		= lfs_fallocate,
+	.mmap			= lfs_mmap,
+	.fadvise		= lfs_fadvise,
+	.fsync			= lfs_fsync,
+	.flush			= lfs_flush,
+	.splice_read		= generic_file_splice_read,
+	.splice_write		= lfs_splice_write,
+	.copy_file_range	= lfs_copy_file_range,
+	.remap_file_range	= lfs_remap_file_range,
 };

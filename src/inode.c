@@ -186,7 +186,7 @@ static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
 	inode->i_ino = key->ino;
 	lfs_copy_attr(inode, real);
 	lfs_update_nlink(inode);
-	inode->i_flags |= S_NOATIME | S_NOCMTIME;
+	inode->i_flags |= S_NOCMTIME;
 
 	switch (real->i_mode & S_IFMT) {
 	case S_IFDIR:
@@ -468,6 +468,7 @@ const struct inode_operations lfs_dir_inode_operations = {
 	.permission	= lfs_permission,
 	.listxattr	= lfs_listxattr,
 	.get_acl	= lfs_get_acl,
+	.update_time	= lfs_update_time,
 };
 
 const struct inode_operations lfs_file_inode_operations = {
@@ -476,6 +477,8 @@ const struct inode_operations lfs_file_inode_operations = {
 	.permission	= lfs_permission,
 	.listxattr	= lfs_listxattr,
 	.get_acl	= lfs_get_acl,
+	.update_time	= lfs_update_time,
+	.fiemap		= lfs_fiemap,
 };
 
 const struct inode_operations lfs_symlink_inode_operations = {
@@ -483,6 +486,7 @@ const struct inode_operations lfs_symlink_inode_operations = {
 	.setattr	= lfs_setattr,
 	.getattr	= lfs_getattr,
 	.listxattr	= lfs_listxattr,
+	.update_time	= lfs_update_time,
 };
 
 const struct inode_operations lfs_special_inode_operations = {
@@ -491,4 +495,5 @@ const struct inode_operations lfs_special_inode_operations = {
 	.permission	= lfs_permission,
 	.listxattr	= lfs_listxattr,
 	.get_acl	= lfs_get_acl,
+	.update_time	= lfs_update_time,
 };

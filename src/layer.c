@@ -522,6 +522,8 @@ int lfs_upper_build(struct fs_context *fc, struct lfs_sb *sbi)
 			cfg->upper_name, PTR_ERR(mnt));
 		return PTR_ERR(mnt);
 	}
+	/* atime follows the layerfs mount's rules alone (lfs_update_time()) */
+	mnt->mnt_flags &= ~(MNT_NOATIME | MNT_NODIRATIME | MNT_RELATIME);
 	sbi->upper_layer.mnt = mnt;
 	sbi->upper_layer.name = cfg->upper_name;
 	cfg->upper_name = NULL;

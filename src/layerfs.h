@@ -398,6 +398,10 @@ int lfs_dir_check_empty(struct dentry *dentry);
 
 /* file.c */
 extern const struct file_operations lfs_file_operations;
+int lfs_update_time(struct inode *inode, struct timespec64 *now, int flags);
+struct fiemap_extent_info;
+int lfs_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
+	       u64 start, u64 len);
 
 /* xattr.c */
 extern const struct xattr_handler *lfs_xattr_handlers[];

@@ -220,8 +220,9 @@ static int lfs_rd_read_layer(struct lfs_rd_ctx *rd, const struct lfs_real *r)
 	struct file *realfile;
 	int err;
 
-	realfile = dentry_open(&path, O_RDONLY | O_DIRECTORY | O_LARGEFILE,
-			       current_cred());
+	/* the layerfs directory's atime is what counts: lfs_update_time() */
+	realfile = dentry_open(&path, O_RDONLY | O_DIRECTORY | O_LARGEFILE |
+			       O_NOATIME, current_cred());
 	if (IS_ERR(realfile))
 		return PTR_ERR(realfile);
 

@@ -283,8 +283,47 @@ static void lfs_d_release(struct dentry *dentry)
 	lfs_entry_free(dentry->d_fsdata);
 }
 
+/*
+ * The real dentry behind a layerfs one, for file_dentry() of a real file
+ * (whose f_path is the layerfs path) and d_real_inode(): the one whose
+ * inode is @inode, or with @inode NULL the one that holds the data (the
+ * upper object once there is one).  A lower object may itself be on a
+ * stacking filesystem: ask it in turn.  Directories and special files
+ * are only ever asked about their own inode.
+ */
+static struct dentry *lfs_d_real(struct dentry *dentry,
+				 const struct inode *inode)
+{
+	struct inode *our = d_inode(dentry);
+	const struct lfs_entry *e = LFS_E(dentry);
+	struct dentry *real;
+
+	if (!our || inode == our || (!inode && !d_is_reg(dentry)))
+		return dentry;
+	if (!d_is_reg(dentry))
+		goto not_found;
+
+	real = lfs_upper(dentry);
+	if (!real)
+		real = lfs_i_upper(our);
+	if (real && (!inode || inode == d_inode(real)))
+		return real;
+	if (!e || !e->nr)
+		goto not_found;
+	real = d_real(e->real[0].dentry, inode);
+	if (!inode || inode == d_inode(real))
+		return real;
+not_found:
+	if (!inode)
+		return dentry;
+	pr_warn_ratelimited("d_real(%pd2): no real dentry for inode %s:%lu\n",
+			    dentry, inode->i_sb->s_id, inode->i_ino);
+	return dentry;
+}
+
 const struct dentry_operations lfs_dentry_operations = {
 	.d_release	= lfs_d_release,
+	.d_real		= lfs_d_real,
 };
 
 /* The root: the upper root and every lower layer's root, top first. */

@@ -57,8 +57,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <grp.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -1844,6 +1847,231 @@ static int ops_getxattr(const char *path, const char *name, char *out,
 	return 0;
 }
 
+/*
+ * File descriptors a script keeps open across lines ("fdopen N ..."),
+ * to act on a file opened before another call changed it.
+ */
+#define OPS_NR_FDS 8
+
+static int ops_fds[OPS_NR_FDS] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+
+/* the fd of slot @n, or -1 with errno EBADF */
+static int ops_fd(const char *n)
+{
+	int i = atoi(n);
+
+	if (i < 0 || i >= OPS_NR_FDS || ops_fds[i] < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	return ops_fds[i];
+}
+
+/* fdopen N PATH r|w|rw|a (a: read and append) */
+static int ops_fdopen(const char *n, const char *path, const char *mode)
+{
+	int i = atoi(n), flags;
+
+	if (i < 0 || i >= OPS_NR_FDS || ops_fds[i] >= 0) {
+		errno = EBADF;
+		return -1;
+	}
+	flags = !strcmp(mode, "w") ? O_WRONLY : !strcmp(mode, "rw") ? O_RDWR :
+		!strcmp(mode, "a") ? O_RDWR | O_APPEND : O_RDONLY;
+	ops_fds[i] = open(path, flags);
+	return ops_fds[i] < 0 ? -1 : 0;
+}
+
+static int ops_fdclose(const char *n)
+{
+	int fd = ops_fd(n);
+
+	if (fd < 0)
+		return -1;
+	ops_fds[atoi(n)] = -1;
+	return close(fd);
+}
+
+/* setfl N FLAG[,FLAG]: F_SETFL with exactly these of append, noatime */
+static int ops_setfl(const char *n, const char *flags)
+{
+	int fd = ops_fd(n), fl = 0;
+
+	if (fd < 0)
+		return -1;
+	if (strstr(flags, "append"))
+		fl |= O_APPEND;
+	if (strstr(flags, "noatime"))
+		fl |= O_NOATIME;
+	return fcntl(fd, F_SETFL, fl);
+}
+
+/* fdwrite N DATA: write(2) at the file position */
+static int ops_fdwrite(const char *n, const char *data)
+{
+	int fd = ops_fd(n);
+	ssize_t len = strlen(data);
+
+	if (fd < 0)
+		return -1;
+	return write(fd, data, len) == len ? 0 : -1;
+}
+
+/* fdread N: pread(2) from offset 0 */
+static int ops_fdread(const char *n, char *out, size_t size)
+{
+	int fd = ops_fd(n);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = pread(fd, out, size - 1, 0);
+	out[r < 0 ? 0 : r] = '\0';
+	if (!out[0])
+		snprintf(out, size, "(empty)");
+	return r < 0 ? -1 : 0;
+}
+
+/* splicein PATH OFFSET DATA: DATA through a pipe into PATH at OFFSET */
+static int ops_splicein(const char *path, const char *off, const char *data)
+{
+	ssize_t len = strlen(data);
+	loff_t pos = atoll(off);
+	int p[2], fd, err = -1;
+
+	if (pipe(p))
+		return -1;
+	fd = open(path, O_WRONLY);
+	if (fd >= 0 && write(p[1], data, len) == len)
+		err = splice(p[0], NULL, fd, &pos, len, 0) == len ? 0 : -1;
+	if (fd >= 0)
+		err = close_after(fd, err);
+	close(p[0]);
+	close(p[1]);
+	return err;
+}
+
+/* spliceout PATH: up to 4 KiB of PATH through a pipe */
+static int ops_spliceout(const char *path, char *out, size_t size)
+{
+	int p[2], fd;
+	ssize_t r = -1;
+
+	if (pipe(p))
+		return -1;
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		r = splice(fd, NULL, p[1], NULL, size - 1, 0);
+		if (r > 0)
+			r = read(p[0], out, r);
+	}
+	out[r < 0 ? 0 : r] = '\0';
+	if (!out[0])
+		snprintf(out, size, "(empty)");
+	if (fd >= 0)
+		close_after(fd, r < 0);
+	close(p[0]);
+	close(p[1]);
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * copyrange SRC DST, clone SRC DST: SRC into DST (made or truncated) by
+ * copy_file_range() to the end, or by FICLONE
+ */
+static int ops_copyrange(const char *src, const char *dst, bool clone)
+{
+	int in = open(src, O_RDONLY), out, err = 0;
+	ssize_t r;
+
+	if (in < 0)
+		return -1;
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (out < 0)
+		return close_after(in, -1);
+	if (clone) {
+		err = ioctl(out, FICLONE, in);
+	} else {
+		while ((r = copy_file_range(in, NULL, out, NULL, 1 << 20, 0)) > 0)
+			;
+		err = r < 0 ? -1 : 0;
+	}
+	err = close_after(out, err);
+	return close_after(in, err);
+}
+
+/*
+ * fiemap PATH: the extents after a sync, "LOGICAL+LENGTH@PHYSICAL/FLAGS"
+ * each, "(none)" for none
+ */
+static int ops_fiemap(const char *path, char *out, size_t size)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent ext[16];
+	} req;
+	int fd = open(path, O_RDONLY), err;
+	unsigned int i;
+
+	if (fd < 0)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.fm.fm_length = FIEMAP_MAX_OFFSET;
+	req.fm.fm_flags = FIEMAP_FLAG_SYNC;
+	req.fm.fm_extent_count = ARRAY_SIZE(req.ext);
+	err = ioctl(fd, FS_IOC_FIEMAP, &req.fm);
+	out[0] = '\0';
+	for (i = 0; !err && i < req.fm.fm_mapped_extents; i++)
+		snprintf(out + strlen(out), size - strlen(out),
+			 "%s%llu+%llu@%llu/%x", i ? " " : "",
+			 (unsigned long long)req.ext[i].fe_logical,
+			 (unsigned long long)req.ext[i].fe_length,
+			 (unsigned long long)req.ext[i].fe_physical,
+			 req.ext[i].fe_flags);
+	if (!out[0])
+		snprintf(out, size, "(none)");
+	return close_after(fd, err);
+}
+
+/* the file-descriptor operations of cmd_ops(); 1 for an op not of theirs */
+static int ops_file(const char *op, char **v, char *out, size_t size)
+{
+	struct stat st;
+
+	if (!strcmp(op, "fdopen"))
+		return ops_fdopen(v[1], v[2], v[3]);
+	if (!strcmp(op, "fdclose"))
+		return ops_fdclose(v[1]);
+	if (!strcmp(op, "setfl"))
+		return ops_setfl(v[1], v[2]);
+	if (!strcmp(op, "fdwrite"))
+		return ops_fdwrite(v[1], v[2]);
+	if (!strcmp(op, "fdread"))
+		return ops_fdread(v[1], out, size);
+	if (!strcmp(op, "fsync") || !strcmp(op, "fdatasync")) {
+		int fd = ops_fd(v[1]);
+
+		if (fd < 0)
+			return -1;
+		return op[1] == 's' ? fsync(fd) : fdatasync(fd);
+	}
+	if (!strcmp(op, "splicein"))
+		return ops_splicein(v[1], v[2], v[3]);
+	if (!strcmp(op, "spliceout"))
+		return ops_spliceout(v[1], out, size);
+	if (!strcmp(op, "copyrange") || !strcmp(op, "clone"))
+		return ops_copyrange(v[1], v[2], op[1] == 'l');
+	if (!strcmp(op, "fiemap"))
+		return ops_fiemap(v[1], out, size);
+	if (!strcmp(op, "atime")) {
+		if (lstat(v[1], &st))
+			return -1;
+		snprintf(out, size, "%lld", (long long)st.st_atim.tv_sec);
+		return 0;
+	}
+	return 1;
+}
+
 /* @NAME bindings of a script, until the next "cd" */
 static struct {
 	char name[32];
@@ -1877,6 +2105,13 @@ static const struct ops_def {
 	{ "ino", 1, 1, true }, { "links", 1, 1, true }, { "mode", 1, 1, true },
 	{ "owner", 1, 1, true }, { "size", 1, 1, true },
 	{ "blocks", 1, 1, true }, { "mtime", 1, 1, true },
+	{ "fdopen", 3, 3, false }, { "fdclose", 1, 1, false },
+	{ "setfl", 2, 2, false }, { "fdwrite", 2, 2, false },
+	{ "fsync", 1, 1, false }, { "fdatasync", 1, 1, false },
+	{ "splicein", 3, 3, false }, { "copyrange", 2, 2, false },
+	{ "clone", 2, 2, false }, { "fdread", 1, 1, true },
+	{ "spliceout", 1, 1, true }, { "fiemap", 1, 1, true },
+	{ "atime", 1, 1, true },
 };
 
 static const struct ops_def *ops_find(char **v, int n)
@@ -1990,8 +2225,10 @@ static int ops_run(char **v, int n, char *out, size_t size)
 	if (!def)
 		return -1;
 	out[0] = '\0';
-	ret = def->query ? ops_ask(def->name, v, out, size) :
-			   ops_act(def->name, v, out, size);
+	ret = ops_file(def->name, v, out, size);
+	if (ret == 1)
+		ret = def->query ? ops_ask(def->name, v, out, size) :
+				   ops_act(def->name, v, out, size);
 	if (ret < 0)
 		snprintf(out, size, "%s", strerrorname_np(errno));
 	else if (!out[0])
@@ -2056,11 +2293,19 @@ static bool ops_met(const char *out, const char *want)
  *   sync PATH (fsync, fdatasync, syncfs), become UID GID (drop root for
  *   the rest of the script), cd DIR, sameino A B, treecmp A B (dumps
  *   equal; the differences follow the line).
+ * File descriptors, kept across lines in slots N 0-7: fdopen N PATH
+ *   r|w|rw|a, fdclose N, setfl N FLAG[,FLAG] (F_SETFL with exactly those
+ *   of append, noatime; "none"), fdwrite N DATA (at the file position),
+ *   fsync N, fdatasync N.  splicein PATH OFFSET DATA (through a pipe),
+ *   copyrange SRC DST (copy_file_range() to the end), clone SRC DST
+ *   (FICLONE); DST is made or truncated.
  * Queries: read PATH (up to 4 KiB, "(empty)"), getxattr PATH NAME,
  *   kind PATH (absent, file, dir, opaque-dir, "... redirect=R", symlink,
  *   whiteout, chr-whiteout, fifo, sock, chr, blk), map PATH (data
  *   extents), hash PATH (of the content), count DIR (entries), ino, links,
- *   mode, owner, size, blocks, mtime PATH.
+ *   mode, owner, size, blocks, mtime PATH, atime PATH (seconds),
+ *   fdread N (pread at 0), spliceout PATH (read through a pipe),
+ *   fiemap PATH (FS_IOC_FIEMAP after a sync: LOGICAL+LEN@PHYSICAL/FLAGS).
  */
 static int cmd_ops(int argc, char **argv)
 {

@@ -393,20 +393,27 @@ static int lfs_permission(struct user_namespace *mnt_userns,
 	return err;
 }
 
-/* Attributes change in the upper layer, after a copy-up. */
+/*
+ * Attributes change in the upper layer, after a copy-up.  The caller is
+ * checked by setattr_prepare() on the layerfs inode, with the caller's
+ * credentials; the upper copy then changes as the mounter, as prepared
+ * (setattr_prepare() drops S_ISGID from a mode that the caller may not
+ * give, which the mounter's rights would keep).
+ */
 int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		struct iattr *attr)
 {
 	struct inode *inode = d_inode(dentry);
-	struct iattr real_attr = *attr;
 	const struct cred *old_cred;
 	unsigned int cu_flags = 0;
+	struct iattr real_attr;
 	struct dentry *upper;
 	int err;
 
 	err = setattr_prepare(&init_user_ns, dentry, attr);
 	if (err)
 		return err;
+	real_attr = *attr;
 	if ((attr->ia_valid & ATTR_SIZE) && !attr->ia_size)
 		cu_flags |= LFS_CU_NODATA;
 	err = lfs_want_write(dentry);
@@ -419,7 +426,12 @@ int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	/* the real object works out set-id clearing from its own mode */
 	if (real_attr.ia_valid & (ATTR_KILL_SUID | ATTR_KILL_SGID))
 		real_attr.ia_valid &= ~ATTR_MODE;
-	real_attr.ia_valid &= ~ATTR_FILE;
+	/*
+	 * The real object has its own open file, not the layerfs one, and
+	 * was not opened with O_TRUNC: a filesystem must not take the size
+	 * change for done by the open (fuse would).
+	 */
+	real_attr.ia_valid &= ~(ATTR_FILE | ATTR_OPEN);
 	real_attr.ia_file = NULL;
 
 	upper = lfs_upper(dentry);

@@ -24,6 +24,8 @@
 #include <linux/namei.h>
 #include <linux/posix_acl.h>
 #include <linux/xattr.h>
+#include <linux/fileattr.h>
+#include <linux/security.h>
 #include "layerfs.h"
 
 static struct lock_class_key lfs_i_mutex_key[FILESYSTEM_MAX_STACK_DEPTH];
@@ -46,6 +48,14 @@ static void lfs_lockdep_annotate(struct inode *inode)
 		lockdep_set_class(&inode->i_rwsem, &lfs_i_mutex_key[depth]);
 }
 
+/*
+ * The inode flags of the real inode that the VFS reads on the layerfs
+ * inode: append-only and immutable (checked by open, setattr, xattr,
+ * link, unlink and rename), sync.  S_NOATIME is always set here: the
+ * real file keeps the times.
+ */
+#define LFS_REAL_I_FLAGS	(S_SYNC | S_APPEND | S_IMMUTABLE)
+
 /**
  * lfs_copy_attr - copy what stat and permission checks read
  * @inode: the layerfs inode
@@ -60,6 +70,8 @@ void lfs_copy_attr(struct inode *inode, const struct inode *real)
 	inode->i_mtime = real->i_mtime;
 	inode->i_ctime = real->i_ctime;
 	i_size_write(inode, i_size_read(real));
+	inode_set_flags(inode, real->i_flags & LFS_REAL_I_FLAGS,
+			LFS_REAL_I_FLAGS);
 }
 
 static const struct address_space_operations lfs_aops = {
@@ -449,6 +461,120 @@ out_drop:
 	return err;
 }
 
+/*
+ * The security module's say on the mounter's fileattr ioctl of a real
+ * object: its hook wants a file, so the object is opened for it.
+ * Caller runs as the mounter.
+ */
+static int lfs_real_fileattr_allowed(const struct path *real,
+				     const struct fileattr *fa, bool set)
+{
+	unsigned int cmd;
+	struct file *file;
+	int err;
+
+	if (set)
+		cmd = fa->fsx_valid ? FS_IOC_FSSETXATTR : FS_IOC_SETFLAGS;
+	else
+		cmd = fa->fsx_valid ? FS_IOC_FSGETXATTR : FS_IOC_GETFLAGS;
+	file = dentry_open(real, O_RDONLY | O_LARGEFILE, current_cred());
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	err = security_file_ioctl(file, cmd, 0);
+	fput(file);
+	return err;
+}
+
+/**
+ * lfs_real_fileattr_get - read the fileattr flags of a real object
+ * @real: the real object
+ * @fa: filled in; @fa->fsx_valid or @fa->flags_valid says which kind
+ *
+ * Caller runs as the mounter.
+ * Return: 0, -ENOTTY when the filesystem has no such flags, or -errno.
+ */
+int lfs_real_fileattr_get(const struct path *real, struct fileattr *fa)
+{
+	int err;
+
+	/* not worth an open */
+	if (!d_inode(real->dentry)->i_op->fileattr_get)
+		return -ENOTTY;
+	err = lfs_real_fileattr_allowed(real, fa, false);
+	if (err)
+		return err;
+	err = vfs_fileattr_get(real->dentry, fa);
+	return err == -ENOIOCTLCMD ? -ENOTTY : err;
+}
+
+/**
+ * lfs_real_fileattr_set - change the fileattr flags of a real object
+ * @real: the real object, in the upper layer
+ * @fa: the new flags
+ *
+ * Caller runs as the mounter and holds write access to the upper layer.
+ * Return: 0, -ENOTTY when the filesystem has no such flags, or -errno.
+ */
+int lfs_real_fileattr_set(const struct path *real, struct fileattr *fa)
+{
+	int err;
+
+	if (!d_inode(real->dentry)->i_op->fileattr_set)
+		return -ENOTTY;
+	err = lfs_real_fileattr_allowed(real, fa, true);
+	if (err)
+		return err;
+	return vfs_fileattr_set(mnt_user_ns(real->mnt), real->dentry, fa);
+}
+
+/* lsattr: the top-most real object's flags, read as the mounter. */
+static int lfs_fileattr_get(struct dentry *dentry, struct fileattr *fa)
+{
+	const struct cred *old_cred;
+	struct path real;
+	int err;
+
+	lfs_top_path(dentry, &real);
+	old_cred = lfs_override_creds(dentry->d_sb);
+	err = lfs_real_fileattr_get(&real, fa);
+	revert_creds(old_cred);
+	return err;
+}
+
+/*
+ * chattr: the flags change on the upper copy, as the mounter.  The VFS
+ * has checked the caller on the layerfs inode, with the caller's
+ * credentials (vfs_fileattr_set(): the owner or CAP_FOWNER, and
+ * CAP_LINUX_IMMUTABLE to change append-only or immutable) and holds its
+ * i_rwsem.
+ */
+static int lfs_fileattr_set(struct user_namespace *mnt_userns,
+			    struct dentry *dentry, struct fileattr *fa)
+{
+	struct inode *inode = d_inode(dentry);
+	const struct cred *old_cred;
+	struct path upper;
+	int err;
+
+	err = lfs_want_write(dentry);
+	if (err)
+		return err;
+	err = lfs_copy_up(dentry);
+	if (err)
+		goto out_drop;
+
+	upper.mnt = LFS_SB(dentry->d_sb)->upper->mnt;
+	upper.dentry = lfs_upper(dentry);
+	old_cred = lfs_override_creds(dentry->d_sb);
+	err = lfs_real_fileattr_set(&upper, fa);
+	revert_creds(old_cred);
+	/* the flags and ctime */
+	lfs_copy_attr(inode, d_inode(upper.dentry));
+out_drop:
+	lfs_drop_write(dentry);
+	return err;
+}
+
 static const char *lfs_get_link(struct dentry *dentry, struct inode *inode,
 				struct delayed_call *done)
 {
@@ -480,6 +606,8 @@ const struct inode_operations lfs_dir_inode_operations = {
 	.permission	= lfs_permission,
 	.listxattr	= lfs_listxattr,
 	.get_acl	= lfs_get_acl,
+	.fileattr_get	= lfs_fileattr_get,
+	.fileattr_set	= lfs_fileattr_set,
 };
 
 const struct inode_operations lfs_file_inode_operations = {
@@ -488,6 +616,8 @@ const struct inode_operations lfs_file_inode_operations = {
 	.permission	= lfs_permission,
 	.listxattr	= lfs_listxattr,
 	.get_acl	= lfs_get_acl,
+	.fileattr_get	= lfs_fileattr_get,
+	.fileattr_set	= lfs_fileattr_set,
 };
 
 const struct inode_operations lfs_symlink_inode_operations = {

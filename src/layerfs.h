@@ -389,6 +389,9 @@ int lfs_read_lower_links(struct dentry *upper, unsigned int *lower_links);
 void lfs_copy_attr(struct inode *inode, const struct inode *real);
 int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		struct iattr *attr);
+struct fileattr;
+int lfs_real_fileattr_get(const struct path *real, struct fileattr *fa);
+int lfs_real_fileattr_set(const struct path *real, struct fileattr *fa);
 u64 lfs_ino(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 	    u64 real_ino);
 

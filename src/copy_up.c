@@ -11,8 +11,8 @@
  *   2. as the mounter, build the copy in work/ under a temporary name:
  *      data (sparse holes kept; cloned where the filesystem shares
  *      extents, else spliced in 1 MiB chunks, between which a fatal
- *      signal aborts), owner, xattrs (ACLs, capabilities), the sync
- *      and noatime flags, the origin marker, mode, times;
+ *      signal aborts), owner, xattrs (ACLs, capabilities), inode
+ *      flags, the origin marker, mode, times;
  *   3. for a file with several links, link the copy into index/ so that
  *      its other names find it;
  *   4. lock_rename(work/, upper parent) and rename the copy into place;
@@ -274,14 +274,15 @@ static int lfs_write_lower_links(struct lfs_sb *sbi, struct dentry *upper,
 			     sizeof(val));
 }
 
-/* the fileattr flags a copy keeps */
+/* the fileattr flags a copy keeps on its inode */
 #define LFS_CU_FS_FLAGS		(FS_SYNC_FL | FS_NOATIME_FL)
 
 /*
- * Keep the sync and noatime flags of a regular file or directory.  Not
- * append-only nor immutable: such a copy could not be renamed into
- * place, nor the copy of a child into such a directory.  When either
- * filesystem has no such flags, none are kept.
+ * Keep the flags of a regular file or directory: sync and noatime on the
+ * copy; append-only and immutable in its marker (the copy so flagged
+ * could not be renamed into place, nor a child's copy into it).  When
+ * the lower filesystem has no such flags, there are none to keep; when
+ * the upper one has none, sync and noatime are lost.
  */
 static int lfs_cu_copy_fileattr(struct lfs_cu *cu)
 {
@@ -295,8 +296,16 @@ static int lfs_cu_copy_fileattr(struct lfs_cu *cu)
 	err = lfs_real_fileattr_get(&cu->lower, &lfa);
 	if (err == -ENOTTY || err == -EINVAL)
 		return 0;
-	if (err || !(lfa.flags & LFS_CU_FS_FLAGS))
+	if (err)
 		return err;
+	if (lfa.flags & (FS_APPEND_FL | FS_IMMUTABLE_FL)) {
+		err = lfs_write_protattr(d_inode(cu->dentry), cu->temp,
+					 lfa.flags);
+		if (err)
+			return err;
+	}
+	if (!(lfa.flags & LFS_CU_FS_FLAGS))
+		return 0;
 	err = lfs_real_fileattr_get(&temp, &ufa);
 	if (err == -ENOTTY || err == -EINVAL) {
 		pr_warn_ratelimited("copy-up of %pd: flags %#x not kept: the upper filesystem has none\n",

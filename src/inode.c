@@ -52,9 +52,27 @@ static void lfs_lockdep_annotate(struct inode *inode)
  * The inode flags of the real inode that the VFS reads on the layerfs
  * inode: append-only and immutable (checked by open, setattr, xattr,
  * link, unlink and rename), sync.  S_NOATIME is always set here: the
- * real file keeps the times.
+ * real file keeps the times.  An upper object is made append-only or
+ * immutable by its LFS_XATTR_PROTATTR marker, not by its own flags.
  */
 #define LFS_REAL_I_FLAGS	(S_SYNC | S_APPEND | S_IMMUTABLE)
+
+/* the flags the upper object's marker gives, as i_flags */
+static unsigned int lfs_prot_i_flags(const struct inode *inode)
+{
+	const struct lfs_inode *li = LFS_I(inode);
+
+	return (test_bit(LFS_I_PROT_APPEND, &li->flags) ? S_APPEND : 0) |
+	       (test_bit(LFS_I_PROT_IMMUTABLE, &li->flags) ? S_IMMUTABLE : 0);
+}
+
+static void lfs_set_prot(struct inode *inode, unsigned int iflags)
+{
+	struct lfs_inode *li = LFS_I(inode);
+
+	assign_bit(LFS_I_PROT_APPEND, &li->flags, iflags & S_APPEND);
+	assign_bit(LFS_I_PROT_IMMUTABLE, &li->flags, iflags & S_IMMUTABLE);
+}
 
 /**
  * lfs_copy_attr - copy what stat and permission checks read
@@ -63,6 +81,8 @@ static void lfs_lockdep_annotate(struct inode *inode)
  */
 void lfs_copy_attr(struct inode *inode, const struct inode *real)
 {
+	unsigned int flags = real->i_flags & LFS_REAL_I_FLAGS;
+
 	inode->i_uid = real->i_uid;
 	inode->i_gid = real->i_gid;
 	inode->i_mode = real->i_mode;
@@ -70,8 +90,77 @@ void lfs_copy_attr(struct inode *inode, const struct inode *real)
 	inode->i_mtime = real->i_mtime;
 	inode->i_ctime = real->i_ctime;
 	i_size_write(inode, i_size_read(real));
-	inode_set_flags(inode, real->i_flags & LFS_REAL_I_FLAGS,
-			LFS_REAL_I_FLAGS);
+	if (lfs_i_upper(inode))
+		flags |= lfs_prot_i_flags(inode);
+	inode_set_flags(inode, flags, LFS_REAL_I_FLAGS);
+}
+
+/*
+ * The flags LFS_XATTR_PROTATTR of an upper object gives, as i_flags; 0
+ * without a marker, or with a bad one.  Caller runs as the mounter.
+ */
+static unsigned int lfs_read_protattr(struct dentry *upper)
+{
+	unsigned int flags = 0;
+	char buf[8];
+	ssize_t len, i;
+
+	len = vfs_getxattr(&init_user_ns, upper, LFS_XATTR_PROTATTR, buf,
+			   sizeof(buf));
+	if (len == -ENODATA || len == -EOPNOTSUPP)
+		return 0;
+	for (i = 0; i < len; i++) {
+		if (buf[i] == 'a')
+			flags |= S_APPEND;
+		else if (buf[i] == 'i')
+			flags |= S_IMMUTABLE;
+		else
+			break;
+	}
+	if (len < 0 || i < len) {
+		pr_warn_ratelimited("%pd: bad %s marker (%zd), ignored\n",
+				    upper, LFS_XATTR_PROTATTR, len);
+		return 0;
+	}
+	return flags;
+}
+
+/**
+ * lfs_write_protattr - record an upper object's append-only and immutable
+ * @inode: the layerfs inode
+ * @upper: its upper object, or the copy being made of it
+ * @fs_flags: FS_APPEND_FL and FS_IMMUTABLE_FL, as fileattr gives them
+ *
+ * Caller runs as the mounter, with write access to the upper layer.
+ * Return: 0, or -errno.
+ */
+int lfs_write_protattr(struct inode *inode, struct dentry *upper,
+		       u32 fs_flags)
+{
+	struct lfs_sb *sbi = LFS_SB(inode->i_sb);
+	unsigned int iflags = 0;
+	char buf[2];
+	int len = 0, err = 0;
+
+	if (fs_flags & FS_APPEND_FL) {
+		buf[len++] = 'a';
+		iflags |= S_APPEND;
+	}
+	if (fs_flags & FS_IMMUTABLE_FL) {
+		buf[len++] = 'i';
+		iflags |= S_IMMUTABLE;
+	}
+	if (len) {
+		err = lfs_set_xattr(sbi, upper, LFS_XATTR_PROTATTR, buf, len);
+	} else if (lfs_prot_i_flags(inode)) {
+		err = vfs_removexattr(mnt_user_ns(sbi->upper->mnt), upper,
+				      LFS_XATTR_PROTATTR);
+		if (err == -ENODATA)
+			err = 0;
+	}
+	if (!err)
+		lfs_set_prot(inode, iflags);
+	return err;
 }
 
 static const struct address_space_operations lfs_aops = {
@@ -177,6 +266,7 @@ struct lfs_ikey {
 	struct dentry *upper;		/* its upper object, when known */
 	bool indexed;			/* the upper object is in the index */
 	unsigned int lower_links;	/* then: see LFS_XATTR_LOWER_LINKS */
+	unsigned int prot;		/* i_flags from LFS_XATTR_PROTATTR */
 };
 
 static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
@@ -192,6 +282,8 @@ static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
 	}
 	if (key->upper && !li->upper)
 		li->upper = dget(key->upper);
+	if (key->upper)
+		lfs_set_prot(inode, key->prot);
 	if (key->indexed)
 		lfs_inode_set_indexed(inode, key->lower_links);
 	real = lfs_real_inode(inode);
@@ -274,6 +366,7 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 			key->indexed = origin.flags & LFS_ORIGIN_INDEXED;
 		if (key->indexed)
 			lfs_read_lower_links(key->upper, &key->lower_links);
+		key->prot = lfs_read_protattr(key->upper);
 		revert_creds(old_cred);
 	}
 	if (!err) {
@@ -326,6 +419,7 @@ struct inode *lfs_get_inode(struct super_block *sb, struct lfs_entry *e,
 		/* another name was copied up, in an earlier mount */
 		if (key.indexed)
 			lfs_inode_set_indexed(inode, key.lower_links);
+		lfs_set_prot(inode, key.prot);
 		lfs_inode_set_upper(inode, key.upper);
 	}
 	return inode;
@@ -527,23 +621,40 @@ int lfs_real_fileattr_set(const struct path *real, struct fileattr *fa)
 	return vfs_fileattr_set(mnt_user_ns(real->mnt), real->dentry, fa);
 }
 
-/* lsattr: the top-most real object's flags, read as the mounter. */
+/*
+ * lsattr: the top-most real object's flags, read as the mounter, and an
+ * upper object's append-only and immutable from its marker.
+ */
 static int lfs_fileattr_get(struct dentry *dentry, struct fileattr *fa)
 {
+	struct inode *inode = d_inode(dentry);
 	const struct cred *old_cred;
 	struct path real;
+	unsigned int prot;
 	int err;
 
 	lfs_top_path(dentry, &real);
 	old_cred = lfs_override_creds(dentry->d_sb);
 	err = lfs_real_fileattr_get(&real, fa);
 	revert_creds(old_cred);
-	return err;
+	if (err || !lfs_i_upper(inode))
+		return err;
+	prot = lfs_prot_i_flags(inode);
+	if (prot & S_APPEND) {
+		fa->flags |= FS_APPEND_FL;
+		fa->fsx_xflags |= FS_XFLAG_APPEND;
+	}
+	if (prot & S_IMMUTABLE) {
+		fa->flags |= FS_IMMUTABLE_FL;
+		fa->fsx_xflags |= FS_XFLAG_IMMUTABLE;
+	}
+	return 0;
 }
 
 /*
- * chattr: the flags change on the upper copy, as the mounter.  The VFS
- * has checked the caller on the layerfs inode, with the caller's
+ * chattr: the flags change on the upper copy, as the mounter; append-only
+ * and immutable go to its marker instead (and off the upper inode).  The
+ * VFS has checked the caller on the layerfs inode, with the caller's
  * credentials (vfs_fileattr_set(): the owner or CAP_FOWNER, and
  * CAP_LINUX_IMMUTABLE to change append-only or immutable) and holds its
  * i_rwsem.
@@ -552,6 +663,7 @@ static int lfs_fileattr_set(struct user_namespace *mnt_userns,
 			    struct dentry *dentry, struct fileattr *fa)
 {
 	struct inode *inode = d_inode(dentry);
+	u32 prot = fa->flags & (FS_APPEND_FL | FS_IMMUTABLE_FL);
 	const struct cred *old_cred;
 	struct path upper;
 	int err;
@@ -565,8 +677,12 @@ static int lfs_fileattr_set(struct user_namespace *mnt_userns,
 
 	upper.mnt = LFS_SB(dentry->d_sb)->upper->mnt;
 	upper.dentry = lfs_upper(dentry);
+	fa->flags &= ~(FS_APPEND_FL | FS_IMMUTABLE_FL);
+	fa->fsx_xflags &= ~(FS_XFLAG_APPEND | FS_XFLAG_IMMUTABLE);
 	old_cred = lfs_override_creds(dentry->d_sb);
 	err = lfs_real_fileattr_set(&upper, fa);
+	if (!err)
+		err = lfs_write_protattr(inode, upper.dentry, prot);
 	revert_creds(old_cred);
 	/* the flags and ctime */
 	lfs_copy_attr(inode, d_inode(upper.dentry));

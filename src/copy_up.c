@@ -11,8 +11,8 @@
  *   2. as the mounter, build the copy in work/ under a temporary name:
  *      data (sparse holes kept; cloned where the filesystem shares
  *      extents, else spliced in 1 MiB chunks, between which a fatal
- *      signal aborts), owner, xattrs (ACLs, capabilities), the
- *      origin marker, mode, times;
+ *      signal aborts), owner, xattrs (ACLs, capabilities), inode
+ *      flags, the origin marker, mode, times;
  *   3. for a file with several links, link the copy into index/ so that
  *      its other names find it;
  *   4. lock_rename(work/, upper parent) and rename the copy into place;
@@ -27,6 +27,7 @@
 
 #include <linux/namei.h>
 #include <linux/xattr.h>
+#include <linux/fileattr.h>
 #include <linux/security.h>
 #include <linux/splice.h>
 #include <linux/slab.h>
@@ -273,6 +274,51 @@ static int lfs_write_lower_links(struct lfs_sb *sbi, struct dentry *upper,
 			     sizeof(val));
 }
 
+/* the fileattr flags a copy keeps on its inode */
+#define LFS_CU_FS_FLAGS		(FS_SYNC_FL | FS_NOATIME_FL)
+
+/*
+ * Keep the flags of a regular file or directory: sync and noatime on the
+ * copy; append-only and immutable in its marker (the copy so flagged
+ * could not be renamed into place, nor a child's copy into it).  When
+ * the lower filesystem has no such flags, there are none to keep; when
+ * the upper one has none, sync and noatime are lost.
+ */
+static int lfs_cu_copy_fileattr(struct lfs_cu *cu)
+{
+	struct path temp = { .mnt = cu->sbi->upper->mnt, .dentry = cu->temp };
+	struct fileattr lfa = { .flags_valid = true };
+	struct fileattr ufa = { .flags_valid = true };
+	int err;
+
+	if (!S_ISREG(cu->stat.mode) && !S_ISDIR(cu->stat.mode))
+		return 0;
+	err = lfs_real_fileattr_get(&cu->lower, &lfa);
+	if (err == -ENOTTY || err == -EINVAL)
+		return 0;
+	if (err)
+		return err;
+	if (lfa.flags & (FS_APPEND_FL | FS_IMMUTABLE_FL)) {
+		err = lfs_write_protattr(d_inode(cu->dentry), cu->temp,
+					 lfa.flags);
+		if (err)
+			return err;
+	}
+	if (!(lfa.flags & LFS_CU_FS_FLAGS))
+		return 0;
+	err = lfs_real_fileattr_get(&temp, &ufa);
+	if (err == -ENOTTY || err == -EINVAL) {
+		pr_warn_ratelimited("copy-up of %pd: flags %#x not kept: the upper filesystem has none\n",
+				    cu->dentry, lfa.flags & LFS_CU_FS_FLAGS);
+		return 0;
+	}
+	if (err)
+		return err;
+	fileattr_fill_flags(&ufa, (ufa.flags & ~LFS_CU_FS_FLAGS) |
+			    (lfa.flags & LFS_CU_FS_FLAGS));
+	return lfs_real_fileattr_set(&temp, &ufa);
+}
+
 /* Owner first (it clears set-id bits and capabilities), then the rest. */
 static int lfs_cu_copy_attrs(struct lfs_cu *cu)
 {
@@ -286,6 +332,8 @@ static int lfs_cu_copy_attrs(struct lfs_cu *cu)
 	err = lfs_cu_setattr(cu->temp, &attr);
 	if (!err)
 		err = lfs_cu_copy_xattrs(cu);
+	if (!err)
+		err = lfs_cu_copy_fileattr(cu);
 	if (!err)
 		err = lfs_cu_set_origin(cu);
 	if (!err && cu->indexed)

@@ -24,6 +24,8 @@
 #include <linux/namei.h>
 #include <linux/posix_acl.h>
 #include <linux/xattr.h>
+#include <linux/fileattr.h>
+#include <linux/security.h>
 #include "layerfs.h"
 
 static struct lock_class_key lfs_i_mutex_key[FILESYSTEM_MAX_STACK_DEPTH];
@@ -46,6 +48,32 @@ static void lfs_lockdep_annotate(struct inode *inode)
 		lockdep_set_class(&inode->i_rwsem, &lfs_i_mutex_key[depth]);
 }
 
+/*
+ * The inode flags of the real inode that the VFS reads on the layerfs
+ * inode: append-only and immutable (checked by open, setattr, xattr,
+ * link, unlink and rename), sync.  S_NOATIME is always set here: the
+ * real file keeps the times.  An upper object is made append-only or
+ * immutable by its LFS_XATTR_PROTATTR marker, not by its own flags.
+ */
+#define LFS_REAL_I_FLAGS	(S_SYNC | S_APPEND | S_IMMUTABLE)
+
+/* the flags the upper object's marker gives, as i_flags */
+static unsigned int lfs_prot_i_flags(const struct inode *inode)
+{
+	const struct lfs_inode *li = LFS_I(inode);
+
+	return (test_bit(LFS_I_PROT_APPEND, &li->flags) ? S_APPEND : 0) |
+	       (test_bit(LFS_I_PROT_IMMUTABLE, &li->flags) ? S_IMMUTABLE : 0);
+}
+
+static void lfs_set_prot(struct inode *inode, unsigned int iflags)
+{
+	struct lfs_inode *li = LFS_I(inode);
+
+	assign_bit(LFS_I_PROT_APPEND, &li->flags, iflags & S_APPEND);
+	assign_bit(LFS_I_PROT_IMMUTABLE, &li->flags, iflags & S_IMMUTABLE);
+}
+
 /**
  * lfs_copy_attr - copy what stat and permission checks read
  * @inode: the layerfs inode
@@ -53,6 +81,8 @@ static void lfs_lockdep_annotate(struct inode *inode)
  */
 void lfs_copy_attr(struct inode *inode, const struct inode *real)
 {
+	unsigned int flags = real->i_flags & LFS_REAL_I_FLAGS;
+
 	inode->i_uid = real->i_uid;
 	inode->i_gid = real->i_gid;
 	inode->i_mode = real->i_mode;
@@ -60,6 +90,77 @@ void lfs_copy_attr(struct inode *inode, const struct inode *real)
 	inode->i_mtime = real->i_mtime;
 	inode->i_ctime = real->i_ctime;
 	i_size_write(inode, i_size_read(real));
+	if (lfs_i_upper(inode))
+		flags |= lfs_prot_i_flags(inode);
+	inode_set_flags(inode, flags, LFS_REAL_I_FLAGS);
+}
+
+/*
+ * The flags LFS_XATTR_PROTATTR of an upper object gives, as i_flags; 0
+ * without a marker, or with a bad one.  Caller runs as the mounter.
+ */
+static unsigned int lfs_read_protattr(struct dentry *upper)
+{
+	unsigned int flags = 0;
+	char buf[8];
+	ssize_t len, i;
+
+	len = vfs_getxattr(&init_user_ns, upper, LFS_XATTR_PROTATTR, buf,
+			   sizeof(buf));
+	if (len == -ENODATA || len == -EOPNOTSUPP)
+		return 0;
+	for (i = 0; i < len; i++) {
+		if (buf[i] == 'a')
+			flags |= S_APPEND;
+		else if (buf[i] == 'i')
+			flags |= S_IMMUTABLE;
+		else
+			break;
+	}
+	if (len < 0 || i < len) {
+		pr_warn_ratelimited("%pd: bad %s marker (%zd), ignored\n",
+				    upper, LFS_XATTR_PROTATTR, len);
+		return 0;
+	}
+	return flags;
+}
+
+/**
+ * lfs_write_protattr - record an upper object's append-only and immutable
+ * @inode: the layerfs inode
+ * @upper: its upper object, or the copy being made of it
+ * @fs_flags: FS_APPEND_FL and FS_IMMUTABLE_FL, as fileattr gives them
+ *
+ * Caller runs as the mounter, with write access to the upper layer.
+ * Return: 0, or -errno.
+ */
+int lfs_write_protattr(struct inode *inode, struct dentry *upper,
+		       u32 fs_flags)
+{
+	struct lfs_sb *sbi = LFS_SB(inode->i_sb);
+	unsigned int iflags = 0;
+	char buf[2];
+	int len = 0, err = 0;
+
+	if (fs_flags & FS_APPEND_FL) {
+		buf[len++] = 'a';
+		iflags |= S_APPEND;
+	}
+	if (fs_flags & FS_IMMUTABLE_FL) {
+		buf[len++] = 'i';
+		iflags |= S_IMMUTABLE;
+	}
+	if (len) {
+		err = lfs_set_xattr(sbi, upper, LFS_XATTR_PROTATTR, buf, len);
+	} else if (lfs_prot_i_flags(inode)) {
+		err = vfs_removexattr(mnt_user_ns(sbi->upper->mnt), upper,
+				      LFS_XATTR_PROTATTR);
+		if (err == -ENODATA)
+			err = 0;
+	}
+	if (!err)
+		lfs_set_prot(inode, iflags);
+	return err;
 }
 
 static const struct address_space_operations lfs_aops = {
@@ -165,6 +266,7 @@ struct lfs_ikey {
 	struct dentry *upper;		/* its upper object, when known */
 	bool indexed;			/* the upper object is in the index */
 	unsigned int lower_links;	/* then: see LFS_XATTR_LOWER_LINKS */
+	unsigned int prot;		/* i_flags from LFS_XATTR_PROTATTR */
 };
 
 static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
@@ -180,6 +282,8 @@ static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
 	}
 	if (key->upper && !li->upper)
 		li->upper = dget(key->upper);
+	if (key->upper)
+		lfs_set_prot(inode, key->prot);
 	if (key->indexed)
 		lfs_inode_set_indexed(inode, key->lower_links);
 	real = lfs_real_inode(inode);
@@ -262,6 +366,7 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 			key->indexed = origin.flags & LFS_ORIGIN_INDEXED;
 		if (key->indexed)
 			lfs_read_lower_links(key->upper, &key->lower_links);
+		key->prot = lfs_read_protattr(key->upper);
 		revert_creds(old_cred);
 	}
 	if (!err) {
@@ -314,6 +419,7 @@ struct inode *lfs_get_inode(struct super_block *sb, struct lfs_entry *e,
 		/* another name was copied up, in an earlier mount */
 		if (key.indexed)
 			lfs_inode_set_indexed(inode, key.lower_links);
+		lfs_set_prot(inode, key.prot);
 		lfs_inode_set_upper(inode, key.upper);
 	}
 	return inode;
@@ -393,20 +499,27 @@ static int lfs_permission(struct user_namespace *mnt_userns,
 	return err;
 }
 
-/* Attributes change in the upper layer, after a copy-up. */
+/*
+ * Attributes change in the upper layer, after a copy-up.  The caller is
+ * checked by setattr_prepare() on the layerfs inode, with the caller's
+ * credentials; the upper copy then changes as the mounter, as prepared
+ * (setattr_prepare() drops S_ISGID from a mode that the caller may not
+ * give, which the mounter's rights would keep).
+ */
 int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		struct iattr *attr)
 {
 	struct inode *inode = d_inode(dentry);
-	struct iattr real_attr = *attr;
 	const struct cred *old_cred;
 	unsigned int cu_flags = 0;
+	struct iattr real_attr;
 	struct dentry *upper;
 	int err;
 
 	err = setattr_prepare(&init_user_ns, dentry, attr);
 	if (err)
 		return err;
+	real_attr = *attr;
 	if ((attr->ia_valid & ATTR_SIZE) && !attr->ia_size)
 		cu_flags |= LFS_CU_NODATA;
 	err = lfs_want_write(dentry);
@@ -419,7 +532,12 @@ int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	/* the real object works out set-id clearing from its own mode */
 	if (real_attr.ia_valid & (ATTR_KILL_SUID | ATTR_KILL_SGID))
 		real_attr.ia_valid &= ~ATTR_MODE;
-	real_attr.ia_valid &= ~ATTR_FILE;
+	/*
+	 * The real object has its own open file, not the layerfs one, and
+	 * was not opened with O_TRUNC: a filesystem must not take the size
+	 * change for done by the open (fuse would).
+	 */
+	real_attr.ia_valid &= ~(ATTR_FILE | ATTR_OPEN);
 	real_attr.ia_file = NULL;
 
 	upper = lfs_upper(dentry);
@@ -432,6 +550,142 @@ int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	lfs_copy_attr(inode, d_inode(upper));
 	if (attr->ia_valid & ATTR_MODE)
 		forget_all_cached_acls(inode);
+out_drop:
+	lfs_drop_write(dentry);
+	return err;
+}
+
+/*
+ * The security module's say on the mounter's fileattr ioctl of a real
+ * object: its hook wants a file, so the object is opened for it.
+ * Caller runs as the mounter.
+ */
+static int lfs_real_fileattr_allowed(const struct path *real,
+				     const struct fileattr *fa, bool set)
+{
+	unsigned int cmd;
+	struct file *file;
+	int err;
+
+	if (set)
+		cmd = fa->fsx_valid ? FS_IOC_FSSETXATTR : FS_IOC_SETFLAGS;
+	else
+		cmd = fa->fsx_valid ? FS_IOC_FSGETXATTR : FS_IOC_GETFLAGS;
+	file = dentry_open(real, O_RDONLY | O_LARGEFILE, current_cred());
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	err = security_file_ioctl(file, cmd, 0);
+	fput(file);
+	return err;
+}
+
+/**
+ * lfs_real_fileattr_get - read the fileattr flags of a real object
+ * @real: the real object
+ * @fa: filled in; @fa->fsx_valid or @fa->flags_valid says which kind
+ *
+ * Caller runs as the mounter.
+ * Return: 0, -ENOTTY when the filesystem has no such flags, or -errno.
+ */
+int lfs_real_fileattr_get(const struct path *real, struct fileattr *fa)
+{
+	int err;
+
+	/* not worth an open */
+	if (!d_inode(real->dentry)->i_op->fileattr_get)
+		return -ENOTTY;
+	err = lfs_real_fileattr_allowed(real, fa, false);
+	if (err)
+		return err;
+	err = vfs_fileattr_get(real->dentry, fa);
+	return err == -ENOIOCTLCMD ? -ENOTTY : err;
+}
+
+/**
+ * lfs_real_fileattr_set - change the fileattr flags of a real object
+ * @real: the real object, in the upper layer
+ * @fa: the new flags
+ *
+ * Caller runs as the mounter and holds write access to the upper layer.
+ * Return: 0, -ENOTTY when the filesystem has no such flags, or -errno.
+ */
+int lfs_real_fileattr_set(const struct path *real, struct fileattr *fa)
+{
+	int err;
+
+	if (!d_inode(real->dentry)->i_op->fileattr_set)
+		return -ENOTTY;
+	err = lfs_real_fileattr_allowed(real, fa, true);
+	if (err)
+		return err;
+	return vfs_fileattr_set(mnt_user_ns(real->mnt), real->dentry, fa);
+}
+
+/*
+ * lsattr: the top-most real object's flags, read as the mounter, and an
+ * upper object's append-only and immutable from its marker.
+ */
+static int lfs_fileattr_get(struct dentry *dentry, struct fileattr *fa)
+{
+	struct inode *inode = d_inode(dentry);
+	const struct cred *old_cred;
+	struct path real;
+	unsigned int prot;
+	int err;
+
+	lfs_top_path(dentry, &real);
+	old_cred = lfs_override_creds(dentry->d_sb);
+	err = lfs_real_fileattr_get(&real, fa);
+	revert_creds(old_cred);
+	if (err || !lfs_i_upper(inode))
+		return err;
+	prot = lfs_prot_i_flags(inode);
+	if (prot & S_APPEND) {
+		fa->flags |= FS_APPEND_FL;
+		fa->fsx_xflags |= FS_XFLAG_APPEND;
+	}
+	if (prot & S_IMMUTABLE) {
+		fa->flags |= FS_IMMUTABLE_FL;
+		fa->fsx_xflags |= FS_XFLAG_IMMUTABLE;
+	}
+	return 0;
+}
+
+/*
+ * chattr: the flags change on the upper copy, as the mounter; append-only
+ * and immutable go to its marker instead (and off the upper inode).  The
+ * VFS has checked the caller on the layerfs inode, with the caller's
+ * credentials (vfs_fileattr_set(): the owner or CAP_FOWNER, and
+ * CAP_LINUX_IMMUTABLE to change append-only or immutable) and holds its
+ * i_rwsem.
+ */
+static int lfs_fileattr_set(struct user_namespace *mnt_userns,
+			    struct dentry *dentry, struct fileattr *fa)
+{
+	struct inode *inode = d_inode(dentry);
+	u32 prot = fa->flags & (FS_APPEND_FL | FS_IMMUTABLE_FL);
+	const struct cred *old_cred;
+	struct path upper;
+	int err;
+
+	err = lfs_want_write(dentry);
+	if (err)
+		return err;
+	err = lfs_copy_up(dentry);
+	if (err)
+		goto out_drop;
+
+	upper.mnt = LFS_SB(dentry->d_sb)->upper->mnt;
+	upper.dentry = lfs_upper(dentry);
+	fa->flags &= ~(FS_APPEND_FL | FS_IMMUTABLE_FL);
+	fa->fsx_xflags &= ~(FS_XFLAG_APPEND | FS_XFLAG_IMMUTABLE);
+	old_cred = lfs_override_creds(dentry->d_sb);
+	err = lfs_real_fileattr_set(&upper, fa);
+	if (!err)
+		err = lfs_write_protattr(inode, upper.dentry, prot);
+	revert_creds(old_cred);
+	/* the flags and ctime */
+	lfs_copy_attr(inode, d_inode(upper.dentry));
 out_drop:
 	lfs_drop_write(dentry);
 	return err;
@@ -469,6 +723,8 @@ const struct inode_operations lfs_dir_inode_operations = {
 	.listxattr	= lfs_listxattr,
 	.get_acl	= lfs_get_acl,
 	.update_time	= lfs_update_time,
+	.fileattr_get	= lfs_fileattr_get,
+	.fileattr_set	= lfs_fileattr_set,
 };
 
 const struct inode_operations lfs_file_inode_operations = {
@@ -479,6 +735,8 @@ const struct inode_operations lfs_file_inode_operations = {
 	.get_acl	= lfs_get_acl,
 	.update_time	= lfs_update_time,
 	.fiemap		= lfs_fiemap,
+	.fileattr_get	= lfs_fileattr_get,
+	.fileattr_set	= lfs_fileattr_set,
 };
 
 const struct inode_operations lfs_symlink_inode_operations = {

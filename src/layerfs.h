@@ -152,6 +152,9 @@ struct lfs_inode {
  * valid (set before @upper is published, changed under @lock)
  */
 #define LFS_I_INDEXED		1
+/* the upper object is append-only, immutable: see LFS_XATTR_PROTATTR */
+#define LFS_I_PROT_APPEND	2
+#define LFS_I_PROT_IMMUTABLE	3
 
 static inline struct lfs_sb *LFS_SB(const struct super_block *sb)
 {
@@ -389,6 +392,11 @@ int lfs_read_lower_links(struct dentry *upper, unsigned int *lower_links);
 void lfs_copy_attr(struct inode *inode, const struct inode *real);
 int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		struct iattr *attr);
+struct fileattr;
+int lfs_real_fileattr_get(const struct path *real, struct fileattr *fa);
+int lfs_real_fileattr_set(const struct path *real, struct fileattr *fa);
+int lfs_write_protattr(struct inode *inode, struct dentry *upper,
+		       u32 fs_flags);
 u64 lfs_ino(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 	    u64 real_ino);
 

@@ -1,13 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * layerfs: extended attributes and POSIX ACLs, read from the top-most
- * real object.  The names under LFS_XATTR_PREFIX are layerfs's own
- * markers: hidden from getxattr and listxattr.
+ * layerfs: extended attributes and POSIX ACLs.
+ *
+ * Reads come from the top-most real object, writes go to its upper copy
+ * (made first); both run with the mounter's credentials.  The caller is
+ * checked before, on the layerfs inode with the caller's credentials:
+ *
+ *  - by the VFS for every name (xattr_permission(): write access for
+ *    user.*, CAP_SYS_ADMIN for trusted.*, no change to an append-only or
+ *    immutable inode) and by the security hooks (CAP_SYS_ADMIN for
+ *    security.*, CAP_SETFCAP for security.capability);
+ *  - here for the POSIX ACLs, whose rules the VFS leaves to the
+ *    filesystem: only the owner (or CAP_FOWNER) sets them, a default ACL
+ *    only on a directory, and setting an access ACL drops S_ISGID when
+ *    the caller could not have set it, which the real filesystem, acting
+ *    for the mounter, would not do.
+ *
+ * The names under LFS_XATTR_PREFIX are layerfs's own markers: hidden from
+ * getxattr and listxattr, refused to setxattr.  listxattr leaves out the
+ * other trusted.* names for callers who could not read them.
  */
 #define pr_fmt(fmt) "layerfs: " fmt
 
 #include <linux/xattr.h>
 #include <linux/posix_acl.h>
+#include <linux/posix_acl_xattr.h>
 #include <linux/slab.h>
 #include "layerfs.h"
 
@@ -20,54 +37,88 @@ bool lfs_is_private_xattr(const char *name)
 	return !strncmp(name, LFS_XATTR_PREFIX, sizeof(LFS_XATTR_PREFIX) - 1);
 }
 
-static int lfs_xattr_get(const struct xattr_handler *handler,
-			 struct dentry *dentry, struct inode *inode,
-			 const char *name, void *buffer, size_t size)
+static bool lfs_is_acl_xattr(const char *name)
+{
+	return !strcmp(name, XATTR_NAME_POSIX_ACL_ACCESS) ||
+	       !strcmp(name, XATTR_NAME_POSIX_ACL_DEFAULT);
+}
+
+/* Read @name of the top-most real object, as the mounter. */
+static int lfs_real_xattr_get(struct dentry *dentry, const char *name,
+			      void *buffer, size_t size)
 {
 	const struct cred *old_cred;
 	struct path real;
 	int ret;
 
-	if (lfs_is_private_xattr(name))
-		return -ENODATA;
-
 	lfs_top_path(dentry, &real);
 	old_cred = lfs_override_creds(dentry->d_sb);
-	ret = vfs_getxattr(mnt_user_ns(real.mnt), real.dentry, name, buffer, size);
+	ret = vfs_getxattr(mnt_user_ns(real.mnt), real.dentry, name, buffer,
+			   size);
 	revert_creds(old_cred);
 	return ret;
 }
 
-/* Setting or removing (@value NULL) an xattr copies the object up first. */
-static int lfs_xattr_set(const struct xattr_handler *handler,
-			 struct user_namespace *mnt_userns,
-			 struct dentry *dentry, struct inode *inode,
-			 const char *name, const void *value, size_t size,
-			 int flags)
+/* As the mounter: drop S_ISGID of an upper object. */
+static int lfs_upper_kill_sgid(struct lfs_sb *sbi, struct dentry *upper)
+{
+	struct iattr attr = { .ia_valid = ATTR_KILL_SGID };
+	int err;
+
+	inode_lock(d_inode(upper));
+	err = notify_change(mnt_user_ns(sbi->upper->mnt), upper, &attr, NULL);
+	inode_unlock(d_inode(upper));
+	return err;
+}
+
+/*
+ * Set, or remove (@value NULL), @name on the upper copy of @dentry, made
+ * first; with @kill_sgid, drop S_ISGID before.  Runs as the mounter: the
+ * caller was checked on the layerfs inode.  Caller holds the layerfs
+ * inode's i_rwsem (vfs_setxattr(), vfs_removexattr()).
+ */
+static int lfs_xattr_change(struct dentry *dentry, struct inode *inode,
+			    const char *name, const void *value, size_t size,
+			    int flags, bool kill_sgid)
 {
 	struct lfs_sb *sbi = LFS_SB(dentry->d_sb);
+	struct user_namespace *userns;
 	const struct cred *old_cred;
 	struct dentry *upper;
 	int err;
 
-	if (lfs_is_private_xattr(name))
-		return -EPERM;
 	err = lfs_want_write(dentry);
 	if (err)
 		return err;
+
+	/*
+	 * Removing what the lower object does not have changes nothing:
+	 * no copy-up.  A filesystem removes a missing ACL without a word.
+	 */
+	if (!value && !lfs_i_upper(inode)) {
+		err = lfs_real_xattr_get(dentry, name, NULL, 0);
+		if (err < 0) {
+			if (err == -ENODATA && lfs_is_acl_xattr(name))
+				err = 0;
+			goto out_drop;
+		}
+	}
+
 	err = lfs_copy_up(dentry);
 	if (err)
 		goto out_drop;
 	upper = lfs_upper(dentry);
+	userns = mnt_user_ns(sbi->upper->mnt);
 	old_cred = lfs_override_creds(dentry->d_sb);
-	if (value)
-		err = vfs_setxattr(mnt_user_ns(sbi->upper->mnt), upper, name,
-				   value, size, flags);
-	else
-		err = vfs_removexattr(mnt_user_ns(sbi->upper->mnt), upper, name);
+	if (kill_sgid)
+		err = lfs_upper_kill_sgid(sbi, upper);
+	if (!err && value)
+		err = vfs_setxattr(userns, upper, name, value, size, flags);
+	else if (!err)
+		err = vfs_removexattr(userns, upper, name);
 	revert_creds(old_cred);
 
-	/* ACLs and capabilities may have changed the mode */
+	/* ACLs and capabilities may have changed the mode and ctime */
 	lfs_copy_attr(inode, d_inode(upper));
 	forget_all_cached_acls(inode);
 out_drop:
@@ -75,7 +126,116 @@ out_drop:
 	return err;
 }
 
-/* Every name, passed through to the real object. */
+static int lfs_xattr_get(const struct xattr_handler *handler,
+			 struct dentry *dentry, struct inode *inode,
+			 const char *name, void *buffer, size_t size)
+{
+	if (lfs_is_private_xattr(name))
+		return -ENODATA;
+	return lfs_real_xattr_get(dentry, name, buffer, size);
+}
+
+/* The VFS and the security hooks have checked the caller for @name. */
+static int lfs_xattr_set(const struct xattr_handler *handler,
+			 struct user_namespace *mnt_userns,
+			 struct dentry *dentry, struct inode *inode,
+			 const char *name, const void *value, size_t size,
+			 int flags)
+{
+	if (lfs_is_private_xattr(name))
+		return -EPERM;
+	return lfs_xattr_change(dentry, inode, name, value, size, flags,
+				false);
+}
+
+static int lfs_acl_xattr_get(const struct xattr_handler *handler,
+			     struct dentry *dentry, struct inode *inode,
+			     const char *name, void *buffer, size_t size)
+{
+	return lfs_real_xattr_get(dentry, handler->name, buffer, size);
+}
+
+/*
+ * Can the upper layer hold POSIX ACLs for @inode?  The mount has an
+ * upper layer (the VFS refused the write to a read-only mount).
+ */
+static bool lfs_upper_has_acls(struct inode *inode)
+{
+	struct lfs_sb *sbi = LFS_SB(inode->i_sb);
+	struct dentry *upper = lfs_i_upper(inode);
+
+	if (!sbi->upper || !IS_POSIXACL(d_inode(sbi->upper->root)))
+		return false;
+	return !upper || d_inode(upper)->i_op->set_acl;
+}
+
+/*
+ * Set or remove an ACL: the caller is checked here, with the caller's
+ * credentials on the layerfs inode, as set_posix_acl() checks on a plain
+ * filesystem; the ACL is parsed and checked before any copy-up.
+ */
+static int lfs_acl_xattr_set(const struct xattr_handler *handler,
+			     struct user_namespace *mnt_userns,
+			     struct dentry *dentry, struct inode *inode,
+			     const char *name, const void *value, size_t size,
+			     int flags)
+{
+	struct posix_acl *acl = NULL;
+	int type = handler->flags;
+	bool kill_sgid;
+	int err;
+
+	if (!IS_ENABLED(CONFIG_FS_POSIX_ACL) || S_ISLNK(inode->i_mode))
+		return -EOPNOTSUPP;
+	if (value) {
+		acl = vfs_set_acl_prepare(&init_user_ns, &init_user_ns, value,
+					  size);
+		if (IS_ERR(acl))
+			return PTR_ERR(acl);
+	}
+
+	err = -EOPNOTSUPP;
+	if (!lfs_upper_has_acls(inode))
+		goto out_release;
+	if (type == ACL_TYPE_DEFAULT && !S_ISDIR(inode->i_mode)) {
+		err = acl ? -EACCES : 0;
+		goto out_release;
+	}
+	err = -EPERM;
+	if (!inode_owner_or_capable(&init_user_ns, inode))
+		goto out_release;
+	if (acl) {
+		err = posix_acl_valid(&init_user_ns, acl);
+		if (err)
+			goto out_release;
+	}
+
+	/* what posix_acl_update_mode() would decide for the caller */
+	kill_sgid = type == ACL_TYPE_ACCESS && acl &&
+		    (inode->i_mode & S_ISGID) && !in_group_p(inode->i_gid) &&
+		    !capable_wrt_inode_uidgid(&init_user_ns, inode, CAP_FSETID);
+	err = lfs_xattr_change(dentry, inode, handler->name, value, size,
+			       flags, kill_sgid);
+out_release:
+	posix_acl_release(acl);
+	return err;
+}
+
+static const struct xattr_handler lfs_acl_access_xattr_handler = {
+	.name	= XATTR_NAME_POSIX_ACL_ACCESS,
+	.flags	= ACL_TYPE_ACCESS,
+	.get	= lfs_acl_xattr_get,
+	.set	= lfs_acl_xattr_set,
+};
+
+static const struct xattr_handler lfs_acl_default_xattr_handler = {
+	.name	= XATTR_NAME_POSIX_ACL_DEFAULT,
+	.flags	= ACL_TYPE_DEFAULT,
+	.get	= lfs_acl_xattr_get,
+	.set	= lfs_acl_xattr_set,
+};
+
+/* Every other name, passed through to the real object. */
 static const struct xattr_handler lfs_xattr_handler = {
 	.prefix	= "",
 	.get	= lfs_xattr_get,
@@ -83,19 +243,26 @@ static const struct xattr_handler lfs_xattr_handler = {
 };
 
 const struct xattr_handler *lfs_xattr_handlers[] = {
+	&lfs_acl_access_xattr_handler,
+	&lfs_acl_default_xattr_handler,
 	&lfs_xattr_handler,
 	NULL
 };
 
-/* Remove the private names from a listxattr buffer; returns the new length. */
-static ssize_t lfs_filter_xattr_list(char *list, ssize_t len)
+/*
+ * Remove from a listxattr buffer the private names, and the trusted.*
+ * ones unless @trusted; returns the new length.
+ */
+static ssize_t lfs_filter_xattr_list(char *list, ssize_t len, bool trusted)
 {
 	char *in = list, *out = list;
 
 	while (in < list + len) {
 		size_t n = strnlen(in, list + len - in) + 1;
 
-		if (!lfs_is_private_xattr(in)) {
+		if (!lfs_is_private_xattr(in) &&
+		    (trusted || strncmp(in, XATTR_TRUSTED_PREFIX,
+					XATTR_TRUSTED_PREFIX_LEN))) {
 			memmove(out, in, n);
 			out += n;
 		}
@@ -104,9 +271,15 @@ static ssize_t lfs_filter_xattr_list(char *list, ssize_t len)
 	return out - list;
 }
 
+/*
+ * Lists the real object's names as the mounter, then leaves out what the
+ * caller could not read: trusted.* without CAP_SYS_ADMIN, as
+ * xattr_permission() decides for getxattr.
+ */
 ssize_t lfs_listxattr(struct dentry *dentry, char *list, size_t size)
 {
 	struct dentry *real = lfs_top_dentry(dentry);
+	bool trusted = ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
 	const struct cred *old_cred;
 	ssize_t len;
 
@@ -116,7 +289,7 @@ ssize_t lfs_listxattr(struct dentry *dentry, char *list, size_t size)
 	/* with no buffer, the real length is an upper bound: good enough */
 	if (len <= 0 || !size)
 		return len;
-	return lfs_filter_xattr_list(list, len);
+	return lfs_filter_xattr_list(list, len, trusted);
 }
 
 struct posix_acl *lfs_get_acl(struct inode *inode, int type, bool rcu)

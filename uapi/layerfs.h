@@ -57,6 +57,14 @@ struct lfs_origin {
  */
 #define LFS_XATTR_LOWER_LINKS		LFS_XATTR_PREFIX "lfs.lowerlinks"
 
+/*
+ * On an upper object: its append-only ("a") and immutable ("i") flags,
+ * a string of those letters.  The upper inode does not carry them: a
+ * copy so marked could not be moved into place, nor a child be copied
+ * into such a directory.  Overlay's name and format.
+ */
+#define LFS_XATTR_PROTATTR		LFS_XATTR_PREFIX "protattr"
+
 /* the work directory's parts, under workdir= */
 #define LFS_WORK_NAME			"work"	/* copy-up scratch, emptied at mount */
 #define LFS_INDEX_NAME			"index"	/* hard-link index */

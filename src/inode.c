@@ -30,11 +30,15 @@
 
 static struct lock_class_key lfs_i_mutex_key[FILESYSTEM_MAX_STACK_DEPTH];
 static struct lock_class_key lfs_i_mutex_dir_key[FILESYSTEM_MAX_STACK_DEPTH];
+static struct lock_class_key lfs_i_copy_up_key[FILESYSTEM_MAX_STACK_DEPTH];
 
 /*
- * A layerfs inode's i_rwsem is taken above the real inode's, which may be
- * a layerfs inode of the mount below: give each stacking depth its own
- * lockdep class.
+ * A layerfs inode's i_rwsem and copy-up lock are taken above the real
+ * inode's locks, which may be those of a layerfs inode of the mount
+ * below (a copy-up through an outer mount reads and seeks the inner
+ * mount's file under the outer copy-up lock, while a write through the
+ * inner mount takes its own copy-up lock under its i_rwsem): give each
+ * stacking depth its own lockdep classes.
  */
 static void lfs_lockdep_annotate(struct inode *inode)
 {
@@ -46,6 +50,7 @@ static void lfs_lockdep_annotate(struct inode *inode)
 		lockdep_set_class(&inode->i_rwsem, &lfs_i_mutex_dir_key[depth]);
 	else
 		lockdep_set_class(&inode->i_rwsem, &lfs_i_mutex_key[depth]);
+	lockdep_set_class(&LFS_I(inode)->lock, &lfs_i_copy_up_key[depth]);
 }
 
 /*

@@ -86,126 +86,41 @@ teardown_file() {
 	rm -rf "$SEC"
 }
 
-# sec_blocks RUN MAP ORDER: the rows of a "lfs-attack run" output RUN,
-# each with its lines, into the associative array MAP by row name; the
-# names in order into the array ORDER
-sec_blocks() {
-	local -n sec_map=$2 sec_order=$3
-	local l row=
-	while IFS= read -r l; do
-		if [[ $l == "  "* ]]; then
-			sec_map[$row]+=$'\n'$l
-		else
-			row=${l%%: *}
-			sec_order+=("$row")
-			sec_map[$row]=$l
-		fi
-	done <<<"$1"
-}
-
-# sec_stricter REF SUBJ: the subject's row SUBJ refused at least one call
-# that the reference's row REF made (an errno where REF has "ok"), agreed
-# on every other call, and left the mount unchanged
-sec_stricter() {
-	local -a r s
-	local i refused=0
-	[[ $2 == *$'\n  mount: unchanged'* ]] || return 1
-	read -ra r <<<"${1%%$'\n'*}" || return 1
-	read -ra s <<<"${2%%$'\n'*}" || return 1
-	[ ${#r[@]} = ${#s[@]} ] || return 1
-	for ((i = 1; i < ${#r[@]}; i++)); do
-		[ "${r[i]}" = "${s[i]}" ] && continue
-		[[ ${r[i]} == *:ok && ${s[i]} == "${r[i]%:ok}":E* ]] || return 1
-		refused=1
-	done
-	[ "$refused" = 1 ]
-}
-
-# sec_overlay_gap WANT GOT: overlay's result GOT misses the table's WANT
-# only because overlay over overlay cannot change the ACLs of a lower
-# object (6.1's overlay inode has no set_acl: EOPNOTSUPP)
-sec_overlay_gap() {
-	[[ $2 =~ \ (setacl|rmacl):EOPNOTSUPP && ! $1 =~ \ (setacl|rmacl):EOPNOTSUPP ]]
-}
-
 # sec_diff NAME-A NAME-B A B: show how text B differs from text A
 sec_diff() {
 	diff -u --label "$1" --label "$2" <(echo "$3") <(echo "$4") || :
 }
 
 # sec_attack THEME [n]: run THEME's rows (all: every row) on the direct
-# stacks, or with "n" on the nested ones.  Overlay's results must be the
-# table's, and the subject's rows the same as overlay's (results, mount
-# and upper state) or stricter.  Through the nested stacks, a row where
-# overlay over overlay cannot change an ACL (see sec_overlay_gap) is
-# checked against the table (or must be the same as overlay's), and listed
-# in $BATS_FILE_TMPDIR/gap for the final comparison of the trees.
+# stacks, or with "n" on the nested ones, and compare them
+# (tests/bats/sec-compare.awk): overlay's results must be the table's, and
+# the subject's rows the same as overlay's (results, mount and upper
+# state) or stricter.  Through the nested stacks, a row where overlay over
+# overlay cannot change an ACL (6.1's overlay inode has no set_acl:
+# EOPNOTSUPP) is checked against the table, and listed in
+# $BATS_FILE_TMPDIR/gap for the final comparison of the trees.
 sec_attack() {
-	local -A want_rows=() ref_rows=() subj_rows=()
-	local -a want_order=() ref_order=() subj_order=()
-	local want ref subj row w r s rl gap bad=0
-	want=$("$ATTACK" expect "$1")
-	ref=$("$ATTACK" run -u "$SEC/r${2-}/u" "$SEC/r${2-}/m" "$1")
-	subj=$("$ATTACK" run -u "$SEC/s${2-}/u" "$SEC/s${2-}/m" "$1")
-	sec_blocks "$want" want_rows want_order
-	sec_blocks "$ref" ref_rows ref_order
-	sec_blocks "$subj" subj_rows subj_order
-	if [ ${#ref_order[@]} != ${#want_order[@]} ] ||
-	   [ ${#subj_order[@]} != ${#want_order[@]} ]; then
-		echo "the table has ${#want_order[@]} rows, overlay ran ${#ref_order[@]}, $SUBJECT ${#subj_order[@]}"
-		bad=1
-	fi
-	for row in "${want_order[@]}"; do
-		w=${want_rows[$row]}
-		r=${ref_rows[$row]-}
-		s=${subj_rows[$row]-}
-		gap=0
-		if [ "${r%%$'\n'*}" != "$w" ]; then
-			if [ -n "${2-}" ] && sec_overlay_gap "$w" "${r%%$'\n'*}"; then
-				gap=1
-				echo "$row" >>"$BATS_FILE_TMPDIR/gap"
-			else
-				echo "--- row $row: the table (-) and overlay (+) differ"
-				sec_diff table overlay "$w" "${r%%$'\n'*}" || :
-				bad=1
-			fi
-		fi
-		[ "$r" = "$s" ] && continue
-		if [ "$gap" = 1 ]; then
-			rl=${r%%$'\n'*}
-			echo "# $row: overlay over overlay gives ${rl#"$row: "}; $SUBJECT checked against the table" >&3
-			[ "${s%%$'\n'*}" = "$w" ] && continue
-			echo "--- row $row: the table (-) and $SUBJECT (+) differ"
-			sec_diff table "$SUBJECT" "$w" "${s%%$'\n'*}" || :
-			bad=1
-			continue
-		fi
-		if sec_stricter "$r" "$s"; then
-			echo "# $row: $SUBJECT refuses what overlay allows" >&3
-			continue
-		fi
-		echo "--- row $row: overlay (-) and $SUBJECT (+) differ"
-		sec_diff overlay "$SUBJECT" "$r" "$s" || :
-		bad=1
-	done
-	[ "$bad" = 0 ]
+	local t=$BATS_TEST_TMPDIR rc=0
+	"$ATTACK" expect "$1" >"$t/want"
+	"$ATTACK" run -u "$SEC/r${2-}/u" "$SEC/r${2-}/m" "$1" >"$t/ref"
+	"$ATTACK" run -u "$SEC/s${2-}/u" "$SEC/s${2-}/m" "$1" >"$t/subj"
+	awk -v subject="$SUBJECT" -v nested="${2:+1}" \
+		-v gapfile="$BATS_FILE_TMPDIR/gap" -v notes="$t/notes" \
+		-f "$BATS_TEST_DIRNAME/sec-compare.awk" "$t/want" "$t/ref" "$t/subj" || rc=$?
+	[ ! -e "$t/notes" ] || cat "$t/notes" >&3
+	return $rc
 }
 
 # sec_drop_rows TEXT: the lines of a dump TEXT but those of the rows
-# listed in $BATS_FILE_TMPDIR/gap
+# listed in $BATS_FILE_TMPDIR/gap (a line's row: its first path part)
 sec_drop_rows() {
-	local -A gap=()
-	local l
-	if [ -e "$BATS_FILE_TMPDIR/gap" ]; then
-		while read -r l; do
-			gap[$l]=1
-		done <"$BATS_FILE_TMPDIR/gap"
+	if [ ! -e "$BATS_FILE_TMPDIR/gap" ]; then
+		echo "$1"
+		return 0
 	fi
-	while IFS= read -r l; do
-		if [ -z "${gap[${l%%[ /]*}]-}" ]; then
-			echo "$l"
-		fi
-	done <<<"$1"
+	awk 'NR == FNR { gap[$0] = 1; next }
+		{ k = $0; sub(/[ \/].*/, "", k); if (!(k in gap)) print }' \
+		"$BATS_FILE_TMPDIR/gap" - <<<"$1"
 }
 
 @test "POSIX ACLs: only the owner sets, changes or removes them; the mask and default ACLs work as on overlay" {

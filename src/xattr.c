@@ -37,12 +37,6 @@ bool lfs_is_private_xattr(const char *name)
 	return !strncmp(name, LFS_XATTR_PREFIX, sizeof(LFS_XATTR_PREFIX) - 1);
 }
 
-static bool lfs_is_acl_xattr(const char *name)
-{
-	return !strcmp(name, XATTR_NAME_POSIX_ACL_ACCESS) ||
-	       !strcmp(name, XATTR_NAME_POSIX_ACL_DEFAULT);
-}
-
 /* Read @name of the top-most real object, as the mounter. */
 static int lfs_real_xattr_get(struct dentry *dentry, const char *name,
 			      void *buffer, size_t size)
@@ -93,15 +87,14 @@ static int lfs_xattr_change(struct dentry *dentry, struct inode *inode,
 
 	/*
 	 * Removing what the lower object does not have changes nothing:
-	 * no copy-up.  A filesystem removes a missing ACL without a word.
+	 * no copy-up, and ENODATA (for an ACL too, as the kernel's overlay
+	 * answers, though ext4 and tmpfs remove a missing ACL without a
+	 * word).
 	 */
 	if (!value && !lfs_i_upper(inode)) {
 		err = lfs_real_xattr_get(dentry, name, NULL, 0);
-		if (err < 0) {
-			if (err == -ENODATA && lfs_is_acl_xattr(name))
-				err = 0;
+		if (err < 0)
 			goto out_drop;
-		}
 	}
 
 	err = lfs_copy_up(dentry);

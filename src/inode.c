@@ -102,7 +102,9 @@ void lfs_copy_attr(struct inode *inode, const struct inode *real)
 
 /*
  * The flags LFS_XATTR_PROTATTR of an upper object gives, as i_flags; 0
- * without a marker, or with a bad one.  Caller runs as the mounter.
+ * without a marker.  A marker that cannot be read or makes no sense
+ * (only the mounter writes it) fails closed: append-only and immutable.
+ * Caller runs as the mounter.
  */
 static unsigned int lfs_read_protattr(struct dentry *upper)
 {
@@ -123,9 +125,9 @@ static unsigned int lfs_read_protattr(struct dentry *upper)
 			break;
 	}
 	if (len < 0 || i < len) {
-		pr_warn_ratelimited("%pd: bad %s marker (%zd), ignored\n",
+		pr_warn_ratelimited("%pd: bad %s marker (%zd): append-only and immutable\n",
 				    upper, LFS_XATTR_PROTATTR, len);
-		return 0;
+		return S_APPEND | S_IMMUTABLE;
 	}
 	return flags;
 }
@@ -157,10 +159,11 @@ int lfs_write_protattr(struct inode *inode, struct dentry *upper,
 	}
 	if (len) {
 		err = lfs_set_xattr(sbi, upper, LFS_XATTR_PROTATTR, buf, len);
-	} else if (lfs_prot_i_flags(inode)) {
+	} else {
+		/* also a marker the inode has not read */
 		err = vfs_removexattr(mnt_user_ns(sbi->upper->mnt), upper,
 				      LFS_XATTR_PROTATTR);
-		if (err == -ENODATA)
+		if (err == -ENODATA || err == -EOPNOTSUPP)
 			err = 0;
 	}
 	if (!err)
@@ -657,12 +660,49 @@ static int lfs_fileattr_get(struct dentry *dentry, struct fileattr *fa)
 }
 
 /*
+ * The VFS checked the caller against the flags lsattr showed: a lower
+ * object's, when there was no upper copy yet.  The copy made since may
+ * have others (a project and PROJINHERIT from its upper parent), and the
+ * real filesystem checks the mounter, not the caller: repeat, for the
+ * caller, what needs more than ownership, against the upper copy's flags
+ * (read as the mounter).  Caller runs with the caller's credentials.
+ */
+static int lfs_fileattr_check_upper(struct super_block *sb,
+				    const struct path *upper,
+				    const struct fileattr *fa)
+{
+	struct fileattr old = {
+		.flags_valid = fa->flags_valid,
+		.fsx_valid = fa->fsx_valid,
+	};
+	const struct cred *old_cred;
+	int err;
+
+	old_cred = lfs_override_creds(sb);
+	err = lfs_real_fileattr_get(upper, &old);
+	revert_creds(old_cred);
+	if (err)
+		return err == -ENOTTY ? 0 : err;
+	/* as fileattr_set_prepare(): a project changes in the first namespace only */
+	if (fa->fsx_valid && current_user_ns() != &init_user_ns &&
+	    (fa->fsx_projid != old.fsx_projid ||
+	     ((fa->fsx_xflags ^ old.fsx_xflags) & FS_XFLAG_PROJINHERIT)))
+		return -EINVAL;
+	/* as ext4: data journalling is a resource */
+	if (((fa->flags ^ old.flags) & FS_JOURNAL_DATA_FL) &&
+	    !capable(CAP_SYS_RESOURCE))
+		return -EPERM;
+	return 0;
+}
+
+/*
  * chattr: the flags change on the upper copy, as the mounter; append-only
- * and immutable go to its marker instead (and off the upper inode).  The
- * VFS has checked the caller on the layerfs inode, with the caller's
+ * and immutable go to its marker instead (and off the upper inode), the
+ * marker first, so that a failure leaves the object no less protected.
+ * The VFS has checked the caller on the layerfs inode, with the caller's
  * credentials (vfs_fileattr_set(): the owner or CAP_FOWNER, and
  * CAP_LINUX_IMMUTABLE to change append-only or immutable) and holds its
- * i_rwsem.
+ * i_rwsem; lfs_fileattr_check_upper() checks the rest.
  */
 static int lfs_fileattr_set(struct user_namespace *mnt_userns,
 			    struct dentry *dentry, struct fileattr *fa)
@@ -682,12 +722,15 @@ static int lfs_fileattr_set(struct user_namespace *mnt_userns,
 
 	upper.mnt = LFS_SB(dentry->d_sb)->upper->mnt;
 	upper.dentry = lfs_upper(dentry);
+	err = lfs_fileattr_check_upper(dentry->d_sb, &upper, fa);
+	if (err)
+		goto out_drop;
 	fa->flags &= ~(FS_APPEND_FL | FS_IMMUTABLE_FL);
 	fa->fsx_xflags &= ~(FS_XFLAG_APPEND | FS_XFLAG_IMMUTABLE);
 	old_cred = lfs_override_creds(dentry->d_sb);
-	err = lfs_real_fileattr_set(&upper, fa);
+	err = lfs_write_protattr(inode, upper.dentry, prot);
 	if (!err)
-		err = lfs_write_protattr(inode, upper.dentry, prot);
+		err = lfs_real_fileattr_set(&upper, fa);
 	revert_creds(old_cred);
 	/* the flags and ctime */
 	lfs_copy_attr(inode, d_inode(upper.dentry));

@@ -10,6 +10,8 @@
  *    user.*, CAP_SYS_ADMIN for trusted.*, no change to an append-only or
  *    immutable inode) and by the security hooks (CAP_SYS_ADMIN for
  *    security.*, CAP_SETFCAP for security.capability);
+ *  - here for the other system.* names, which the VFS leaves to the
+ *    filesystem: the owner (or CAP_FOWNER) only, before any copy-up;
  *  - here for the POSIX ACLs, whose rules the VFS leaves to the
  *    filesystem: only the owner (or CAP_FOWNER) sets them, a default ACL
  *    only on a directory, and setting an access ACL drops S_ISGID when
@@ -136,6 +138,14 @@ static int lfs_xattr_set(const struct xattr_handler *handler,
 			 int flags)
 {
 	if (lfs_is_private_xattr(name))
+		return -EPERM;
+	/*
+	 * The VFS checks nothing for system.* names but the ACLs', which
+	 * have handlers of their own: the real filesystem checks the
+	 * mounter.  Only the owner may ask, before anything is copied up.
+	 */
+	if (!strncmp(name, XATTR_SYSTEM_PREFIX, XATTR_SYSTEM_PREFIX_LEN) &&
+	    !inode_owner_or_capable(&init_user_ns, inode))
 		return -EPERM;
 	return lfs_xattr_change(dentry, inode, name, value, size, flags,
 				false);

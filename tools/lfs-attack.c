@@ -274,6 +274,11 @@ static const struct lfs_row lfs_rows[] = {
 	  "f f 0644 1000:1000 data",
 	  "setx f system.test v",
 	  "setx:EOPNOTSUPP" },
+	/* overlay copies it up first; layerfs refuses the non-owner */
+	{ "xattr-system-of-others", "xattr", NULL,
+	  "f f 0000 0:0 data",
+	  "setx f system.test v; stat f",
+	  "setx:EOPNOTSUPP stat:0000,0:0" },
 
 	/* ---- file capabilities ---- */
 	{ "cap-set", "caps", NULL,

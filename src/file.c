@@ -298,7 +298,7 @@ static void lfs_file_accessed(struct file *file)
  * Called by touch_atime() on a layerfs path once the layerfs mount's
  * rules said yes.  The upper object's atime is set, as the mounter, on
  * the upper layer's private mount, which has no atime rules of its own;
- * an object without an upper one is left alone.
+ * a lower object keeps its own (the layerfs inode notes @now).
  *
  * Return: 0.
  */
@@ -308,8 +308,17 @@ int lfs_update_time(struct inode *inode, struct timespec64 *now, int flags)
 	const struct cred *old_cred;
 	struct path path;
 
-	if (!(flags & S_ATIME) || !upper)
+	if (!(flags & S_ATIME))
 		return 0;
+	/*
+	 * A lower object keeps its atime; the layerfs inode takes @now, so
+	 * that relatime does not ask again at every access (a path walk
+	 * through a lower symlink would leave RCU mode each time)
+	 */
+	if (!upper) {
+		inode->i_atime = *now;
+		return 0;
+	}
 	path.mnt = LFS_SB(inode->i_sb)->upper->mnt;
 	path.dentry = upper;
 	old_cred = lfs_override_creds(inode->i_sb);

@@ -1,7 +1,7 @@
 # The comparison of 85-security's sec_attack, in one process (a bash loop
 # over the rows costs a minute in the guest: bats traces its every step).
-#   awk -v subject=NAME -v nested=0|1 -v gapfile=PATH -v notes=PATH \
-#       -f sec-compare.awk WANT REF SUBJ
+#   awk -v subject=NAME -v nested=0|1 -v gapfile=PATH -v stricterfile=PATH \
+#       -v notes=PATH -f sec-compare.awk WANT REF SUBJ
 # WANT is the table (lfs-attack expect), REF overlay's run and SUBJ the
 # subject's (lfs-attack run): a block per row, "ROW: results" and then
 # lines of state that start with two spaces.  Overlay's results must be
@@ -10,8 +10,9 @@
 # errno, every other call the same, and the mount unchanged.  Through
 # the nested stacks (nested=1), a row where overlay over overlay cannot
 # change an ACL (EOPNOTSUPP where the table has none) is checked against
-# the table and its name appended to gapfile.  Prints what differs;
-# notes go to notes; exits 1 on any difference.
+# the table and its name appended to gapfile; the names of the rows where
+# the subject was stricter are appended to stricterfile.  Prints what
+# differs; notes go to notes; exits 1 on any difference.
 
 function add(file, line,    row) {
 	if (line ~ /^  /) {
@@ -109,6 +110,7 @@ END {
 		}
 		if (stricter(r, s)) {
 			printf "# %s: %s refuses what overlay allows\n", row, subject >>notes
+			print row >>stricterfile
 			continue
 		}
 		show(row ": overlay (-) and " subject " (+) differ", r, s)

@@ -124,7 +124,10 @@ static int lfs_ni_add_occ(struct lfs_nindex *ni, struct lfs_ni_name *n,
 	if (ni->nr_occ == ni->cap_occ) {
 		u32 cap = ni->cap_occ ? 2 * ni->cap_occ : 256;
 
-		occ = kvmalloc_array(cap, sizeof(*occ), GFP_KERNEL);
+		/* positions are u32, LFS_NI_END is none: no wrap to a small cap */
+		if (ni->cap_occ >= LFS_NI_END / 2)
+			return -ENOMEM;
+		occ = kvmalloc_array(cap, sizeof(*occ), GFP_KERNEL_ACCOUNT);
 		if (!occ)
 			return -ENOMEM;
 		if (ni->nr_occ)
@@ -229,7 +232,7 @@ static struct lfs_nindex *lfs_ni_build(const struct lfs_sb *sbi,
 	unsigned int i;
 	int err;
 
-	ni = kzalloc(sizeof(*ni), GFP_KERNEL);
+	ni = kzalloc(sizeof(*ni), GFP_KERNEL_ACCOUNT);
 	if (!ni)
 		return ERR_PTR(-ENOMEM);
 	refcount_set(&ni->ref, 1);

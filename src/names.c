@@ -28,7 +28,7 @@ static int lfs_nametab_rehash(struct lfs_nametab *t, unsigned int bits)
 	struct lfs_name **hash, **old = t->hash;
 	unsigned int i, nr = 1U << bits;
 
-	hash = kvcalloc(nr, sizeof(*hash), GFP_KERNEL);
+	hash = kvcalloc(nr, sizeof(*hash), GFP_KERNEL_ACCOUNT);
 	if (!hash)
 		return -ENOMEM;
 	for (i = 0; old && i < (1U << t->bits); i++) {
@@ -109,7 +109,7 @@ static void *lfs_nametab_alloc(struct lfs_nametab *t, size_t size)
 	if (WARN_ON_ONCE(size > LFS_NAMES_CHUNK))
 		return NULL;
 	if (!c || c->used + size > LFS_NAMES_CHUNK) {
-		c = kvmalloc(sizeof(*c) + LFS_NAMES_CHUNK, GFP_KERNEL);
+		c = kvmalloc(sizeof(*c) + LFS_NAMES_CHUNK, GFP_KERNEL_ACCOUNT);
 		if (!c)
 			return NULL;
 		t->bytes += sizeof(*c) + LFS_NAMES_CHUNK;

@@ -61,7 +61,10 @@ static int lfs_listing_append(struct lfs_listing *l, struct lfs_dirent *d)
 		unsigned int cap = l->cap ? 2 * l->cap : 64;
 		struct lfs_dirent **order;
 
-		order = kvmalloc_array(cap, sizeof(*order), GFP_KERNEL);
+		/* no wrap to a small cap */
+		if (l->cap >= UINT_MAX / 2)
+			return -ENOMEM;
+		order = kvmalloc_array(cap, sizeof(*order), GFP_KERNEL_ACCOUNT);
 		if (!order)
 			return -ENOMEM;
 		if (l->count)
@@ -255,7 +258,7 @@ static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 	unsigned int i;
 	int err;
 
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
 	if (!l)
 		return ERR_PTR(-ENOMEM);
 	err = lfs_nametab_init(&l->names, 6);
@@ -337,7 +340,7 @@ static int lfs_dir_open(struct inode *inode, struct file *file)
 {
 	struct lfs_dir_file *df;
 
-	df = kzalloc(sizeof(*df), GFP_KERNEL);
+	df = kzalloc(sizeof(*df), GFP_KERNEL_ACCOUNT);
 	if (!df)
 		return -ENOMEM;
 	file->private_data = df;

@@ -577,6 +577,7 @@ static void lfs_count_link_up(struct lfs_cu *cu, struct dentry *copy)
 	unsigned int left = READ_ONCE(li->lower_links);
 	int err;
 
+	lockdep_assert_held(&li->lock);
 	if (!test_bit(LFS_I_INDEXED, &li->flags) || !left)
 		return;
 	err = lfs_write_lower_links(cu->sbi, copy, left - 1);

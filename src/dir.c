@@ -582,13 +582,16 @@ int lfs_rmdir(struct inode *dir, struct dentry *dentry)
 	return lfs_remove(dir, dentry, true);
 }
 
-/* Put @len bytes of @s in front of the path being built backwards at *@p. */
+/*
+ * Put @len bytes of @s in front of the path being built backwards at *@p.
+ * @s may be in @buf too (a redirect read to its start): memmove.
+ */
 static int lfs_path_prepend(char *buf, char **p, const char *s, size_t len)
 {
 	if (*p - buf < len + 1)
 		return -ENAMETOOLONG;
 	*p -= len;
-	memcpy(*p, s, len);
+	memmove(*p, s, len);
 	*--*p = '/';
 	return 0;
 }
@@ -597,7 +600,10 @@ static int lfs_path_prepend(char *buf, char **p, const char *s, size_t len)
  * Where a directory's lower parts are, as an absolute path in the lower
  * layers: its own name under its parent's, up to the first ancestor that
  * says (by a redirect) where its own parts are.  Caller runs as the
- * mounter and holds the VFS rename locks.
+ * mounter and holds @dentry's parent's i_rwsem (and for a move to another
+ * directory the rename mutex); an ancestor may still be renamed within its
+ * own directory meanwhile, which takes neither: names are read as
+ * snapshots.
  * Return: a pointer into @buf, or an ERR_PTR.
  */
 static char *lfs_lower_path(struct lfs_sb *sbi, struct dentry *dentry, char *buf)
@@ -606,6 +612,7 @@ static char *lfs_lower_path(struct lfs_sb *sbi, struct dentry *dentry, char *buf
 	struct dentry *d = dget(dentry);
 	int err = 0;
 
+	lockdep_assert_held(&d_inode(dentry->d_parent)->i_rwsem);
 	*p = '\0';
 	while (!err && !IS_ROOT(d)) {
 		struct dentry *upper = lfs_upper(d), *parent;
@@ -625,8 +632,12 @@ static char *lfs_lower_path(struct lfs_sb *sbi, struct dentry *dentry, char *buf
 			}
 			err = lfs_path_prepend(buf, &p, redirect, len);
 		} else {
-			err = lfs_path_prepend(buf, &p, d->d_name.name,
-					       d->d_name.len);
+			struct name_snapshot name;
+
+			take_dentry_name_snapshot(&name, d);
+			err = lfs_path_prepend(buf, &p, name.name.name,
+					       name.name.len);
+			release_dentry_name_snapshot(&name);
 		}
 		parent = dget_parent(d);
 		dput(d);

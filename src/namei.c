@@ -570,6 +570,7 @@ int lfs_lower_positive(struct dentry *dentry)
 	unsigned int i;
 	struct qstr wh;
 
+	lockdep_assert_held(&d_inode(dentry->d_parent)->i_rwsem);
 	positive = lfs_walk_wh_name(sbi, &dentry->d_name, &wh);
 	if (positive)
 		return positive;

@@ -286,6 +286,7 @@ static struct lfs_nindex *lfs_ni_attach(struct lfs_entry *e,
  */
 static void lfs_ni_detach_locked(struct lfs_nindex *ni)
 {
+	lockdep_assert_held(&lfs_ni_lock);
 	WRITE_ONCE(ni->owner->walked, 0);
 	rcu_assign_pointer(ni->owner->nindex, NULL);
 	ni->owner = NULL;

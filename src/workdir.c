@@ -129,6 +129,7 @@ static int lfs_remove_child(struct lfs_sb *sbi, struct dentry *dir,
 	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
 	int err;
 
+	lockdep_assert_held(&d_inode(dir)->i_rwsem);
 	if (d_is_dir(child)) {
 		if (depth >= LFS_WORK_MAX_DEPTH)
 			return -ELOOP;

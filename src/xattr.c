@@ -83,6 +83,7 @@ static int lfs_xattr_change(struct dentry *dentry, struct inode *inode,
 	struct dentry *upper;
 	int err;
 
+	lockdep_assert_held(&inode->i_rwsem);
 	err = lfs_want_write(dentry);
 	if (err)
 		return err;

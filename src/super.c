@@ -79,6 +79,23 @@ static int lfs_parse_lowerdir_list(struct fs_context *fc, char *list)
 	}
 }
 
+/*
+ * Undo the backslash escapes of an "upperdir=" or "workdir=" value in
+ * place, as lfs_parse_lowerdir_list() does for each layer: the value
+ * /proc/mounts shows (lfs_show_path()) then mounts the same directory.
+ */
+static void lfs_unescape(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (*s == '\\' && s[1])
+			s++;
+		*out++ = *s;
+	}
+	*out = '\0';
+}
+
 /* whiteout=: parsed here, so that a bad value gets a message that helps */
 static int lfs_parse_whiteout(struct fs_context *fc, const char *value)
 {
@@ -121,6 +138,7 @@ static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		return lfs_config_add_lower(fc, param->string);
 	case LFS_OPT_UPPERDIR:
 	case LFS_OPT_WORKDIR:
+		lfs_unescape(param->string);
 		return lfs_config_set_upper(fc, param->key, param->string);
 	case LFS_OPT_NAMEINDEX:
 		cfg->nameindex = result.uint_32;

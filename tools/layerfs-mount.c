@@ -144,6 +144,26 @@ static void lfs_unescape(char *s)
 	*out = '\0';
 }
 
+/*
+ * A malloc'ed copy of @s with backslashes escaped: the kernel undoes
+ * escapes in upperdir= and workdir= values, from fsconfig(2) too, as
+ * overlayfs does.
+ */
+static char *lfs_escape_backslash(const char *s)
+{
+	char *out = malloc(2 * strlen(s) + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (; *s; s++) {
+		if (*s == '\\')
+			*o++ = '\\';
+		*o++ = *s;
+	}
+	*o = '\0';
+	return out;
+}
+
 /* A malloc'ed absolute form of @path: relative ones join the cwd. */
 static char *lfs_abspath(struct lfs_mount *m, const char *path)
 {
@@ -235,10 +255,13 @@ static int lfs_add_lowerdir_list(struct lfs_mount *m, char *list)
 	}
 }
 
-/* upperdir= and workdir=: unescaped and made absolute */
+/*
+ * upperdir= and workdir=: unescaped and made absolute, then with their
+ * backslashes escaped again for the kernel (lfs_escape_backslash())
+ */
 static int lfs_add_dir_param(struct lfs_mount *m, const char *key, char *val)
 {
-	char *abs;
+	char *abs, *esc;
 	int err;
 
 	lfs_unescape(val);
@@ -249,8 +272,12 @@ static int lfs_add_dir_param(struct lfs_mount *m, const char *key, char *val)
 	abs = lfs_abspath(m, val);
 	if (!abs)
 		return -errno;
-	err = lfs_add_param(m, key, abs);
+	esc = lfs_escape_backslash(abs);
 	free(abs);
+	if (!esc)
+		return -ENOMEM;
+	err = lfs_add_param(m, key, esc);
+	free(esc);
 	return err;
 }
 

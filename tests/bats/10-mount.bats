@@ -94,6 +94,26 @@ f four 4'
 	diff -u <("$PROBE" dump "$W/mnt") <("$PROBE" dump "$W/mnt2")
 }
 
+@test "escaped separators in upperdir and workdir work and show back in /proc/mounts" {
+	lfs_workdir tmpfs
+	local W=$WORK opts
+	mkdir -p "$W/l" "$W/u,1" "$W/w:1" "$W/mnt2"
+	run "$PROBE" mount2 layerfs "$W/mnt" "lowerdir=$W/l,upperdir=$W/u\\,1,workdir=$W/w\\:1"
+	echo "$output"
+	[ "$output" = "mount: ok" ]
+	echo new >"$W/mnt/new"
+	[ "$(cat "$W/u,1/new")" = new ]
+	opts=$(awk -v m="$W/mnt" '$2 == m { print $4 }' /proc/mounts)
+	[[ $opts == *'upperdir='*'u\134\0541,workdir='*'w\134:1'* ]]
+	umount "$W/mnt"
+	# the options read back, unescaped as libmount does, mount the same
+	opts=$(printf '%b' "${opts//\\/\\0}")
+	run "$PROBE" mount2 layerfs "$W/mnt2" "lowerdir=${opts#*lowerdir=}"
+	echo "$output"
+	[ "$output" = "mount: ok" ]
+	[ "$(cat "$W/mnt2/new")" = new ]
+}
+
 @test "findmnt shows the mount, umount removes it, statfs reports the top layer" {
 	lfs_workdir tmpfs
 	mktree "$WORK" <<<'f top/x 1

@@ -99,10 +99,17 @@ static int lfs_mount_new_api(char *const *dirs, size_t n, const char *target,
 			     0))
 			err = -errno;
 	if (!err && upper) {
+		/* the kernel undoes escapes in these two, as overlayfs does */
+		char *eu = lfs_escape_option(upper), *ew = lfs_escape_option(work);
+
 		step = "fsconfig upperdir/workdir";
-		if (fsconfig(fsfd, FSCONFIG_SET_STRING, "upperdir", upper, 0) ||
-		    fsconfig(fsfd, FSCONFIG_SET_STRING, "workdir", work, 0))
+		if (!eu || !ew)
+			err = -ENOMEM;
+		else if (fsconfig(fsfd, FSCONFIG_SET_STRING, "upperdir", eu, 0) ||
+			 fsconfig(fsfd, FSCONFIG_SET_STRING, "workdir", ew, 0))
 			err = -errno;
+		free(eu);
+		free(ew);
 	}
 	if (!err) {
 		step = "fsconfig create";

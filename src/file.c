@@ -465,14 +465,21 @@ static loff_t lfs_llseek(struct file *file, loff_t offset, int whence)
 	if (ret)
 		return ret;
 
-	/* the file position lives in the layerfs file; lend it to the real one */
-	inode_lock(inode);
+	/*
+	 * The file position lives in the layerfs file; lend it to the real
+	 * one, under the inode's copy-up lock, not its i_rwsem: a copy-up
+	 * through a mount stacked on this one seeks this file with the
+	 * outer inode's copy-up lock held, and an outer copy-up lock comes
+	 * before an inner one (per-depth classes), while i_rwsem comes
+	 * before the upper's sb_writers and that before any copy-up lock.
+	 */
+	mutex_lock(&LFS_I(inode)->lock);
 	realfile->f_pos = file->f_pos;
 	old_cred = lfs_override_creds(inode->i_sb);
 	ret = vfs_llseek(realfile, offset, whence);
 	revert_creds(old_cred);
 	file->f_pos = realfile->f_pos;
-	inode_unlock(inode);
+	mutex_unlock(&LFS_I(inode)->lock);
 	return ret;
 }
 

@@ -6,10 +6,14 @@
  * Lock order, outermost first (the one place it is written down):
  *   layerfs i_rwsem (taken by the VFS)
  *     lfs_inode.lock (copy-up; never two at once: parents are copied up
- *                     before a child's lock is taken)
+ *                     before a child's lock is taken; llseek)
  *       upper filesystem's s_vfs_rename_mutex (lock_rename())
  *         real directory i_rwsem (parent before child, as the VFS does)
- * No layerfs lock is ever taken while a real inode's lock is held.
+ * No layerfs lock is ever taken while a real inode's lock is held, but
+ * when the real inode is itself a layerfs one (a mount stacked on
+ * another): an outer mount's lfs_inode.lock comes before the inner
+ * mount's lfs_inode.lock, which a copy-up's llseek of the inner file
+ * takes.  Each stacking depth has its own lockdep classes.
  */
 #ifndef _LAYERFS_H
 #define _LAYERFS_H
@@ -141,7 +145,8 @@ struct lfs_inode {
 	struct lfs_layer *layer;	/* the layer @lower lives in */
 	unsigned long flags;		/* LFS_I_* */
 	unsigned int lower_links;	/* LFS_I_INDEXED: see LFS_XATTR_LOWER_LINKS */
-	struct mutex lock;		/* serializes copy-up of this inode */
+	/* serializes copy-up of this inode, and llseek's lending of f_pos */
+	struct mutex lock;
 	struct inode vfs_inode;
 };
 

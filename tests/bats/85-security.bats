@@ -172,6 +172,11 @@ sec_drop_rows() {
 			a=$(sec_drop_rows "$a" gap)
 			b=$(sec_drop_rows "$b" gap)
 		fi
+		# where layerfs refused more, overlay may have copied up, and
+		# shows a merged directory's link count (the row compared
+		# what it could see)
+		a=$(sec_drop_rows "$a" stricter)
+		b=$(sec_drop_rows "$b" stricter)
 		if [ "$a" != "$b" ]; then
 			echo "--- mount of stack $st: overlay (-) and $SUBJECT (+) differ"
 			sec_diff overlay "$SUBJECT" "$a" "$b"
@@ -184,7 +189,6 @@ sec_drop_rows() {
 			a=$(sec_drop_rows "$a" gap)
 			b=$(sec_drop_rows "$b" gap)
 		fi
-		# where layerfs refused more, overlay may have copied up
 		a=$(sec_drop_rows "$a" stricter)
 		b=$(sec_drop_rows "$b" stricter)
 		if [ "$a" != "$b" ]; then

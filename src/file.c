@@ -357,6 +357,26 @@ static ssize_t lfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 }
 
 /*
+ * The start of a write to a layerfs file: its inode locked, what the
+ * caller's write clears cleared (file_remove_privs() on the layerfs file,
+ * with the caller's rights), and the real file to write.  On success the
+ * caller unlocks the inode.
+ */
+static int lfs_write_start(struct file *file, struct file **realp)
+{
+	struct inode *inode = file_inode(file);
+	int err;
+
+	inode_lock(inode);
+	err = file_remove_privs(file);
+	if (!err)
+		err = lfs_real_file(file, realp);
+	if (err)
+		inode_unlock(inode);
+	return err;
+}
+
+/*
  * Writes go to the real file of the upper layer, as the mounter.  The
  * caller's rights decide what a write clears (set-id bits, capabilities),
  * as on any filesystem: file_remove_privs() on the layerfs file, which
@@ -373,13 +393,9 @@ static ssize_t lfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	if (!iov_iter_count(iter))
 		return 0;
 
-	inode_lock(inode);
-	ret = file_remove_privs(file);
+	ret = lfs_write_start(file, &realfile);
 	if (ret)
-		goto out_unlock;
-	ret = lfs_real_file(file, &realfile);
-	if (ret)
-		goto out_unlock;
+		return ret;
 	ret = lfs_iter_check(iocb, iter, realfile);
 	if (ret)
 		goto out_unlock;
@@ -411,20 +427,15 @@ static ssize_t lfs_splice_write(struct pipe_inode_info *pipe, struct file *out,
 	struct file *realfile;
 	ssize_t ret;
 
-	inode_lock(inode);
-	ret = file_remove_privs(out);
+	ret = lfs_write_start(out, &realfile);
 	if (ret)
-		goto out_unlock;
-	ret = lfs_real_file(out, &realfile);
-	if (ret)
-		goto out_unlock;
+		return ret;
 	old_cred = lfs_override_creds(inode->i_sb);
 	file_start_write(realfile);
 	ret = iter_file_splice_write(pipe, realfile, ppos, len, flags);
 	file_end_write(realfile);
 	revert_creds(old_cred);
 	lfs_copy_attr(inode, file_inode(realfile));
-out_unlock:
 	inode_unlock(inode);
 	return ret;
 }
@@ -437,18 +448,13 @@ static long lfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len
 	struct file *realfile;
 	long ret;
 
-	inode_lock(inode);
-	ret = file_remove_privs(file);
+	ret = lfs_write_start(file, &realfile);
 	if (ret)
-		goto out_unlock;
-	ret = lfs_real_file(file, &realfile);
-	if (ret)
-		goto out_unlock;
+		return ret;
 	old_cred = lfs_override_creds(inode->i_sb);
 	ret = vfs_fallocate(realfile, mode, offset, len);
 	revert_creds(old_cred);
 	lfs_copy_attr(inode, file_inode(realfile));
-out_unlock:
 	inode_unlock(inode);
 	return ret;
 }

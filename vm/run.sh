@@ -103,81 +103,106 @@ if [ "${LFS_SCRATCH_KEEP:-0}" = 1 ]; then
 		exit 1
 	}
 fi
-# trees too slow to build in the guest, made once on the host
+# The scratch disk starts as a copy of a base image: the trees too slow to
+# build in the guest (tests/bats/fixtures.sh), made on the host, and for
+# runs that include 55-images the debian and deep images imported into an
+# oci2ovl store with the references its tests compare with (fixtures.sh
+# --images; importing in the guest takes minutes under TCG; the store
+# names its layers by relative paths, so it works where the guest finds
+# it).  Making one costs minutes (mkfs.ext4 -d of 100k+ names among
+# them), so each is kept in the cache, named by a digest of everything
+# it is made from: a fresh clone reuses it as it reuses the kernel.
 fixtures=$repo/build/fixtures
+imported=$repo/build/fixtures-images-55
 gen=$repo/tests/bats/fixtures.sh
 ocitests=$repo/tools/oci2ovl/tests
-if [ ! -f "$fixtures/.stamp" ] || [ "$gen" -nt "$fixtures/.stamp" ] ||
-	[ "$repo/build/bin/lfs-probe" -nt "$fixtures/.stamp" ] ||
-	[ "$ocitests/mkimages.sh" -nt "$fixtures/.stamp" ] ||
-	[ "$ocitests/lfs_tree.py" -nt "$fixtures/.stamp" ]; then
+fxcache=$cache/fixtures
+images=$repo/build/images
+
+# lfs_digest WORDS...: a short digest of the named files' contents (and
+# of the words that are not files: tool versions, sizes)
+lfs_digest() {
+	local w
+	for w in "$@"; do
+		if [ -f "$w" ]; then
+			printf '%s ' "${w#"$repo"/}"
+			sha256sum <"$w"
+		else
+			printf '%s\n' "$w"
+		fi
+	done | sha256sum | cut -c1-16
+}
+
+with_images=0
+case " ${tests[*]} " in
+*" tests/bats/55-images.bats "*)
+	[ -x "$repo/build/bin/oci2ovl" ] && [ -f "$images/debian/index.json" ] &&
+		[ -f "$images/deep/index.json" ] && with_images=1
+	;;
+esac
+fx_key=$(lfs_digest "$gen" "$ocitests/mkimages.sh" "$ocitests/lfs_tree.py" \
+	"$repo/tools/lfs-probe.c" "$repo/uapi/layerfs.h" "$here/run.sh" \
+	"$(umoci --version 2>&1)" "$(mkfs.ext4 -V 2>&1 | head -n 1)" \
+	"$(python3 --version 2>&1)" "size ${VM_DISK:-4G}")
+kind=scratch-base-${VM_DISK:-4G}
+if [ $with_images = 1 ]; then
+	fx_key=$(lfs_digest "$fx_key" "$repo"/tools/oci2ovl/*.[ch] \
+		"$repo/tools/oci2ovl.mk" "$images/debian/index.json" \
+		"$images/deep/index.json")
+	kind+=-images
+fi
+base=$fxcache/$kind-$fx_key.img
+
+lfs_make_fixtures() {
+	[ ! -f "$fixtures/.key" ] || [ "$(cat "$fixtures/.key")" != "$fx_key" ] ||
+		return 0
 	rm -rf "$fixtures"
 	mkdir -p "$fixtures/fixtures"
-	"$gen" "$fixtures/fixtures" || exit 1
-	touch "$fixtures/.stamp"
-fi
+	"$gen" "$fixtures/fixtures" || return 1
+	echo "$fx_key" >"$fixtures/.key"
+}
 
-# 55-images reads the debian and deep images as an oci2ovl layer store.
-# Importing them in the guest takes minutes under TCG: import them once on
-# the host, and put the store on the scratch disk (at images-55/) only for
-# runs that include 55-images, with the references its tests compare
-# with (tests/bats/fixtures.sh --images).  The store names its layers by
-# relative paths, so it works where the guest finds it.
-imported=$repo/build/fixtures-images-55
 lfs_import_images() {
-	local img dir=$repo/build/images oci2ovl=$repo/build/bin/oci2ovl
-	[ -x "$oci2ovl" ] && [ -f "$dir/debian/index.json" ] &&
-		[ -f "$dir/deep/index.json" ] || return 0
-	if [ -f "$imported/.stamp" ] && [ "$oci2ovl" -ot "$imported/.stamp" ] &&
-		[ "$dir/debian/index.json" -ot "$imported/.stamp" ] &&
-		[ "$dir/deep/index.json" -ot "$imported/.stamp" ] &&
-		[ "$gen" -ot "$imported/.stamp" ] &&
-		[ "$repo/build/bin/lfs-probe" -ot "$imported/.stamp" ]; then
-		return 0
-	fi
+	local img oci2ovl=$repo/build/bin/oci2ovl
 	rm -rf "$imported"
 	mkdir -p "$imported"
 	for img in debian deep; do
 		OCI2OVL_STORE=$imported/store "$oci2ovl" import --whiteout chardev \
-			--no-sync "$dir/$img:latest" --name "$img" >/dev/null || return 1
+			--no-sync "$images/$img:latest" --name "$img" >/dev/null || return 1
 	done
-	# and the references 55-images compares the debian tree with
-	"$gen" --images "$imported/store" "$imported/ref" || return 1
-	touch "$imported/.stamp"
+	"$gen" --images "$imported/store" "$imported/ref"
 }
-with_images=0
-case " ${tests[*]} " in
-*" tests/bats/55-images.bats "*)
-	lfs_import_images || { echo "run: importing the images for 55-images failed" >&2; exit 1; }
-	[ -f "$imported/.stamp" ] && with_images=1
-	;;
-esac
 
-# The scratch disk starts as a copy of a base image, made once for each
-# size and content: mkfs.ext4 -d of the fixtures' 100k+ names takes a
-# minute, a sparse copy a second.
-lfs_scratch_base() {
-	local base=$1 size=$2 tmp=$1.tmp.$$ rc
-	if [ -f "$base" ] && [ "$fixtures/.stamp" -ot "$base" ] &&
-		{ [ $with_images = 0 ] || [ "$imported/.stamp" -ot "$base" ]; }; then
-		return 0
+# lfs_make_base: the base image, made from fresh trees into the cache
+# (the older ones of its kind go: a few hundred MB each)
+lfs_make_base() {
+	local tmp=$base.tmp.$$ rc old
+	echo "run: making the scratch disk's base image $kind ($fx_key)"
+	lfs_make_fixtures || return 1
+	if [ $with_images = 1 ]; then
+		lfs_import_images || return 1
 	fi
-	rm -f "$base"
-	truncate -s "$size" "$tmp" || return 1
+	mkdir -p "$fxcache" || return 1
+	truncate -s "${VM_DISK:-4G}" "$tmp" || return 1
 	# the store joins the fixtures by a rename there and back
 	[ $with_images = 0 ] || mv "$imported" "$fixtures/images-55" || return 1
-	mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 -d "$fixtures" "$tmp"
+	mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 \
+		-d "$fixtures" "$tmp"
 	rc=$?
 	[ $with_images = 0 ] || mv "$fixtures/images-55" "$imported" || rc=1
+	[ $with_images = 0 ] || rm -rf "$imported"
 	if [ $rc != 0 ]; then
 		rm -f "$tmp"
 		return 1
 	fi
+	for old in "$fxcache/$kind"-????????????????.img; do
+		[ "$old" = "$base" ] || rm -f "$old"
+	done
 	mv "$tmp" "$base"
 }
+
 if [ "${LFS_SCRATCH_KEEP:-0}" != 1 ]; then
-	base=$repo/build/scratch-base-${VM_DISK:-4G}$([ $with_images = 0 ] || echo -images).img
-	lfs_scratch_base "$base" "${VM_DISK:-4G}" || {
+	[ -f "$base" ] || lfs_make_base || {
 		echo "run: making the scratch disk failed" >&2
 		exit 1
 	}

@@ -19,9 +19,10 @@ KSRC := $(LFS_CACHE)/linux-source
 T ?=
 
 # Debian packages every target needs, installed by 'make deps'
+# (procps: bats needs pkill or ps for its per-test timeout)
 DEPS := linux-source-6.1 gcc make flex bison bc libelf-dev libssl-dev \
 	cpio xz-utils kmod perl qemu-system-x86 e2fsprogs attr acl bats \
-	skopeo umoci sparse fuse-overlayfs
+	skopeo umoci sparse fuse-overlayfs procps
 
 # Userspace programs built by 'make tools' (fragments add to it)
 TOOLS_BIN :=

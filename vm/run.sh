@@ -143,7 +143,7 @@ esac
 fx_key=$(lfs_digest "$gen" "$ocitests/mkimages.sh" "$ocitests/lfs_tree.py" \
 	"$repo/tools/lfs-probe.c" "$repo/uapi/layerfs.h" "$here/run.sh" \
 	"$(umoci --version 2>&1)" "$(mkfs.ext4 -V 2>&1 | head -n 1)" \
-	"$(python3 --version 2>&1)" "size ${VM_DISK:-4G}")
+	"size ${VM_DISK:-4G}")
 kind=scratch-base-${VM_DISK:-4G}
 if [ $with_images = 1 ]; then
 	fx_key=$(lfs_digest "$fx_key" "$repo"/tools/oci2ovl/*.[ch] \

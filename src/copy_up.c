@@ -476,6 +476,35 @@ static int lfs_cu_prepare(struct lfs_cu *cu)
 	return 0;
 }
 
+/*
+ * Make the temporary object in W/work as the mounter, or as what a
+ * security module makes of the mounter's credentials for a copy of this
+ * object (security_inode_copy_up, asked as overlayfs asks it: for the
+ * creation only; the copy itself runs as the mounter).
+ */
+static struct dentry *lfs_cu_work_create(struct lfs_cu *cu,
+					 const struct lfs_new *nw)
+{
+	struct cred *lsm_cred = NULL;
+	const struct cred *old;
+	struct dentry *temp;
+	int err;
+
+	err = security_inode_copy_up(cu->dentry, &lsm_cred);
+	if (err < 0) {
+		if (lsm_cred)
+			put_cred(lsm_cred);
+		return ERR_PTR(err);
+	}
+	if (!lsm_cred)
+		return lfs_work_create(cu->sbi, nw);
+	old = override_creds(lsm_cred);
+	temp = lfs_work_create(cu->sbi, nw);
+	revert_creds(old);
+	put_cred(lsm_cred);
+	return temp;
+}
+
 static struct dentry *lfs_cu_make_temp(struct lfs_cu *cu)
 {
 	umode_t type = cu->stat.mode & S_IFMT;
@@ -495,7 +524,7 @@ static struct dentry *lfs_cu_make_temp(struct lfs_cu *cu)
 			return ERR_CAST(nw.symlink);
 		break;
 	}
-	temp = lfs_work_create(cu->sbi, &nw);
+	temp = lfs_cu_work_create(cu, &nw);
 	do_delayed_call(&done);
 	return temp;
 }

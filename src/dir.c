@@ -263,7 +263,8 @@ static int lfs_create_object(struct inode *dir, struct dentry *dentry,
 	err = lfs_copy_up(parent);
 	if (err)
 		return err;
-	err = lfs_override_creds_as_caller(dir->i_sb, &old_cred);
+	err = lfs_override_creds_as_caller(dentry, nw->link_to ? 0 : nw->mode,
+					   &old_cred);
 	if (err)
 		return err;
 	upper = lfs_make_upper(dentry, lfs_upper(parent), nw);
@@ -366,7 +367,8 @@ int lfs_tmpfile(struct user_namespace *mnt_userns, struct inode *dir,
 		return err;
 	upperdir.mnt = sbi->upper->mnt;
 	upperdir.dentry = lfs_upper(parent);
-	err = lfs_override_creds_as_caller(dir->i_sb, &old_cred);
+	err = lfs_override_creds_as_caller(dentry, (mode & 07777) | S_IFREG,
+					   &old_cred);
 	if (err)
 		goto out_drop;
 	realfile = vfs_tmpfile_open(mnt_user_ns(sbi->upper->mnt), &upperdir,

@@ -427,7 +427,7 @@ __printf(2, 3) void lfs_err(struct fs_context *fc, const char *fmt, ...);
 /* lfs_err() for an invalid configuration; evaluates to -EINVAL */
 #define lfs_inval(fc, fmt, ...)	({ lfs_err(fc, fmt, ##__VA_ARGS__); -EINVAL; })
 const struct cred *lfs_override_creds(struct super_block *sb);
-int lfs_override_creds_as_caller(struct super_block *sb,
+int lfs_override_creds_as_caller(struct dentry *dentry, umode_t mode,
 				 const struct cred **old);
 void lfs_revert_creds_as_caller(const struct cred *old);
 struct lfs_entry *lfs_entry_alloc(unsigned int nr);

@@ -2,6 +2,7 @@
 /*
  * layerfs: small helpers shared by several files.
  */
+#include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/xattr.h>
 #include "layerfs.h"
@@ -46,29 +47,41 @@ const struct cred *lfs_override_creds(struct super_block *sb)
 
 /**
  * lfs_override_creds_as_caller - create objects owned by the caller
- * @sb: the layerfs superblock
+ * @dentry: the layerfs dentry the new object is made for
+ * @mode: the new object's type and permissions, or 0 for a hard link
+ *	(no new inode, nothing for a security module to label)
  * @old: set to the caller's credentials, for lfs_revert_creds_as_caller()
  *
  * The mounter's credentials, with the caller's fsuid and fsgid: the
  * upper filesystem then gives a new object the caller as its owner
  * (and applies its own group inheritance), while the mounter's rights
- * let the creation through.
+ * let the creation through.  An LSM sees the caller's credentials and
+ * may label the new ones (security_dentry_create_files_as), as it does
+ * under overlayfs.
  */
-int lfs_override_creds_as_caller(struct super_block *sb,
+int lfs_override_creds_as_caller(struct dentry *dentry, umode_t mode,
 				 const struct cred **old)
 {
 	kuid_t fsuid = current_fsuid();
 	kgid_t fsgid = current_fsgid();
 	struct cred *cred;
+	int err;
 
 	/* a copy of the mounter's credentials */
-	*old = lfs_override_creds(sb);
+	*old = lfs_override_creds(dentry->d_sb);
 	cred = prepare_creds();
 	revert_creds(*old);
 	if (!cred)
 		return -ENOMEM;
 	cred->fsuid = fsuid;
 	cred->fsgid = fsgid;
+	err = mode ? security_dentry_create_files_as(dentry, mode,
+						     &dentry->d_name,
+						     current_cred(), cred) : 0;
+	if (err) {
+		put_cred(cred);
+		return err;
+	}
 	*old = override_creds(cred);
 	put_cred(cred);
 	return 0;

@@ -46,6 +46,8 @@
  *                                in DIR; one result line each (see cmd_ops())
  *   lfs-probe race N FILE        N processes open FILE for write at once and
  *                                each writes one byte at offset i
+ *   lfs-probe idmap SRC DST      bind SRC at DST as an idmapped mount that
+ *                                shows ids 0-65535 as 100000-165535
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -56,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -2422,10 +2425,94 @@ static int cmd_mount2(int argc, char **argv)
 	return 0;
 }
 
+/* write @map to /proc/@pid/@file */
+static int idmap_write(pid_t pid, const char *file, const char *map)
+{
+	char path[64];
+	ssize_t len = strlen(map);
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ok = write(fd, map, len) == len;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * A user namespace that maps 0-65535 to 100000-165535, as an fd: a child
+ * makes it and waits until the parent has written its maps and opened it.
+ */
+static int idmap_userns(void)
+{
+	int ready[2], done[2], fd = -1;
+	char path[64], c = 0;
+	pid_t pid;
+
+	if (pipe(ready))
+		return -1;
+	if (pipe(done)) {
+		close(ready[0]);
+		close(ready[1]);
+		return -1;
+	}
+	pid = fork();
+	if (!pid) {
+		close(ready[0]);
+		close(done[1]);
+		c = unshare(CLONE_NEWUSER) ? 1 : 0;
+		if (write(ready[1], &c, 1) != 1 || c)
+			_exit(1);
+		_exit(read(done[0], &c, 1) < 0);
+	}
+	/* the child's ends: a child that dies early then ends the reads */
+	close(ready[1]);
+	close(done[0]);
+	if (pid > 0 && read(ready[0], &c, 1) == 1 && !c &&
+	    !idmap_write(pid, "uid_map", "0 100000 65536") &&
+	    !idmap_write(pid, "setgroups", "deny") &&
+	    !idmap_write(pid, "gid_map", "0 100000 65536")) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	close(done[1]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	close(ready[0]);
+	return fd;
+}
+
+static int cmd_idmap(int argc, char **argv)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
+	int tree, userns;
+
+	if (argc != 2)
+		return 2;
+	userns = idmap_userns();
+	if (userns < 0) {
+		perror("lfs-probe: idmap: user namespace");
+		return 1;
+	}
+	attr.userns_fd = userns;
+	tree = open_tree(AT_FDCWD, argv[0], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0 ||
+	    mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) ||
+	    move_mount(tree, "", AT_FDCWD, argv[1], MOVE_MOUNT_F_EMPTY_PATH)) {
+		perror("lfs-probe: idmap");
+		return 1;
+	}
+	close(tree);
+	close(userns);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: lfs-probe dino|seekdir|fileops|writecalls|stat|mktree|dump|meta|flatten|ops|race ARGS\n");
+		fprintf(stderr, "usage: lfs-probe dino|seekdir|fileops|writecalls|stat|mktree|dump|meta|flatten|ops|race|idmap ARGS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "dino"))
@@ -2452,6 +2539,8 @@ int main(int argc, char **argv)
 		return cmd_ops(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "race"))
 		return cmd_race(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "idmap"))
+		return cmd_idmap(argc - 2, argv + 2);
 	fprintf(stderr, "lfs-probe: unknown command %s\n", argv[1]);
 	return 2;
 }

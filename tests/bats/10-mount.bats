@@ -44,6 +44,30 @@ f file x'
 	! grep -q " $W/mnt " /proc/mounts
 }
 
+@test "an idmapped mount is refused as a lower layer and as upperdir, with the reason" {
+	lfs_workdir ext4
+	mkdir -p "$WORK"/{l,idl,uw/u,uw/w,iduw}
+	echo x >"$WORK/l/f"
+	"$PROBE" idmap "$WORK/l" "$WORK/idl"
+	"$PROBE" idmap "$WORK/uw" "$WORK/iduw"
+	# they are idmapped: root's file shows as 100000's
+	[ "$(stat -c %u "$WORK/idl/f")" = 100000 ]
+	[ "$(stat -c %u "$WORK/iduw/u")" = 100000 ]
+	dmesg -C
+	run "$PROBE" mount2 layerfs "$WORK/mnt" "lowerdir=$WORK/idl"
+	[ "$output" = "mount: EINVAL" ]
+	run "$PROBE" mount2 layerfs "$WORK/mnt" \
+		"lowerdir=$WORK/l,upperdir=$WORK/iduw/u,workdir=$WORK/iduw/w"
+	[ "$output" = "mount: EINVAL" ]
+	run dmesg
+	[[ $output == *"layerfs: lower layer \"$WORK/idl\": idmapped mount cannot be a layer"* ]]
+	[[ $output == *"layerfs: upperdir \"$WORK/iduw/u\": idmapped mount cannot be used"* ]]
+	# the same directories, not idmapped, mount
+	mount -t layerfs none "$WORK/mnt" \
+		-o "lowerdir=$WORK/l,upperdir=$WORK/uw/u,workdir=$WORK/uw/w"
+	[ "$(stat -c %u "$WORK/mnt/f")" = 0 ]
+}
+
 @test "fsconfig callers read the reason from the fs_context log" {
 	lfs_workdir tmpfs
 	mktree "$WORK" <<<'d a/sub'

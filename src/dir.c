@@ -155,15 +155,8 @@ static struct dentry *lfs_make_upper(struct dentry *dentry, struct dentry *upper
 	struct inode *dir = d_inode(upperdir);
 	const struct qstr *name = &dentry->d_name;
 	struct dentry *target, *temp, *upper;
-	bool opaque = false;
+	bool opaque = nw->opaque;
 	int err;
-
-	if (S_ISDIR(nw->mode)) {
-		err = lfs_lower_positive(dentry);
-		if (err < 0)
-			return ERR_PTR(err);
-		opaque = err;
-	}
 
 	inode_lock_nested(dir, I_MUTEX_PARENT);
 	target = lookup_one(lfs_upper_userns(sb), name->name, upperdir, name->len);
@@ -277,6 +270,37 @@ static int lfs_create_object(struct inode *dir, struct dentry *dentry,
 	return err;
 }
 
+/*
+ * Does a lower layer show the name (1, or 0, or -errno)?  Asked as the
+ * mounter, before write access to the upper layer is taken, as every
+ * look at the lower layers of a write operation is: a lower layer may be
+ * a stacked mount, whose directory locks rank above the sb_writers of
+ * its upper filesystem (its own create takes them in that order), and
+ * that filesystem may be ours.
+ */
+static int lfs_lower_shows(struct dentry *dentry)
+{
+	const struct cred *old_cred;
+	int lower;
+
+	old_cred = lfs_override_creds(dentry->d_sb);
+	lower = lfs_lower_positive(dentry);
+	revert_creds(old_cred);
+	return lower;
+}
+
+/* As lfs_lower_shows(): may the directory go, is it empty? */
+static int lfs_check_empty(struct dentry *dentry)
+{
+	const struct cred *old_cred;
+	int err;
+
+	old_cred = lfs_override_creds(dentry->d_sb);
+	err = lfs_dir_check_empty(dentry);
+	revert_creds(old_cred);
+	return err;
+}
+
 static int lfs_create_new(struct inode *dir, struct dentry *dentry,
 			  struct lfs_new *nw)
 {
@@ -285,6 +309,13 @@ static int lfs_create_new(struct inode *dir, struct dentry *dentry,
 	err = lfs_check_new_name(dentry);
 	if (err)
 		return err;
+	/* a new directory hides what a lower layer shows at its name */
+	if (S_ISDIR(nw->mode)) {
+		err = lfs_lower_shows(dentry);
+		if (err < 0)
+			return err;
+		nw->opaque = err;
+	}
 	err = lfs_want_write(dentry);
 	if (err)
 		return err;
@@ -530,6 +561,16 @@ static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 	const struct cred *old_cred;
 	int err, lower;
 
+	/* the lower layers first (see lfs_lower_shows()) */
+	if (is_dir) {
+		err = lfs_check_empty(dentry);
+		if (err)
+			return err;
+	}
+	lower = lfs_lower_shows(dentry);
+	if (lower < 0)
+		return lower;
+
 	err = lfs_want_write_parent(dentry);
 	if (err)
 		return err;
@@ -539,16 +580,6 @@ static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 			goto out_drop;
 	}
 	old_cred = lfs_override_creds(dir->i_sb);
-	if (is_dir) {
-		err = lfs_dir_check_empty(dentry);
-		if (err)
-			goto out_revert;
-	}
-	lower = lfs_lower_positive(dentry);
-	if (lower < 0) {
-		err = lower;
-		goto out_revert;
-	}
 	/* no copy-up of this file (through an open) may slip in meanwhile */
 	if (!is_dir)
 		mutex_lock(&LFS_I(inode)->lock);
@@ -561,7 +592,6 @@ static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 		err = -ESTALE;	/* neither layer holds it any more */
 	if (!is_dir)
 		mutex_unlock(&LFS_I(inode)->lock);
-out_revert:
 	revert_creds(old_cred);
 	if (!err) {
 		lfs_name_removed(inode);
@@ -684,19 +714,48 @@ out:
 
 /*
  * A directory without lower parts that arrives where a lower layer shows
- * the name must hide it.
+ * the name (@dest_lower) must hide it.
  */
 static int lfs_rename_opaque(struct lfs_sb *sbi, struct dentry *moving,
-			     struct dentry *dest)
+			     int dest_lower)
 {
-	int lower;
-
-	if (!d_is_dir(moving) || LFS_E(moving)->nr)
+	if (!d_is_dir(moving) || LFS_E(moving)->nr || !dest_lower)
 		return 0;
-	lower = lfs_lower_positive(dest);
-	if (lower <= 0)
-		return lower;
 	return lfs_set_opaque(sbi, lfs_upper(moving));
+}
+
+/*
+ * What a rename needs to know of the lower layers, asked before write
+ * access is taken (see lfs_lower_shows()): that a directory it replaces
+ * is empty; whether they show the old name (*@old_lower: a whiteout then
+ * hides it, or a directory exchanged there must be opaque) and the new
+ * one (*@new_lower: a directory arriving there must be opaque).  Each is
+ * only asked when the rename needs it.
+ */
+static int lfs_rename_lowers(struct dentry *old, struct dentry *new,
+			     unsigned int flags, int *old_lower, int *new_lower)
+{
+	bool exchange = flags & RENAME_EXCHANGE;
+	int err;
+
+	*old_lower = 0;
+	*new_lower = 0;
+	if (!exchange && d_is_dir(new)) {
+		err = lfs_check_empty(new);
+		if (err)
+			return err;
+	}
+	if (!exchange || (d_is_dir(new) && !LFS_E(new)->nr)) {
+		*old_lower = lfs_lower_shows(old);
+		if (*old_lower < 0)
+			return *old_lower;
+	}
+	if (d_is_dir(old) && !LFS_E(old)->nr) {
+		*new_lower = lfs_lower_shows(new);
+		if (*new_lower < 0)
+			return *new_lower;
+	}
+	return 0;
 }
 
 /* Copy up what a rename needs, and check that it may go ahead. */
@@ -715,11 +774,11 @@ static int lfs_rename_prepare(struct dentry *old, struct dentry *new,
 		return err;
 	if (!d_is_dir(new))
 		return lfs_copy_up_hardlink(new);
-
+	/* lfs_rename_lowers() found it empty */
+	if (!lfs_upper(new))
+		return 0;
 	old_cred = lfs_override_creds(new->d_sb);
-	err = lfs_dir_check_empty(new);
-	if (!err && lfs_upper(new))
-		err = lfs_clear_whiteouts(LFS_SB(new->d_sb), lfs_upper(new));
+	err = lfs_clear_whiteouts(LFS_SB(new->d_sb), lfs_upper(new));
 	revert_creds(old_cred);
 	return err;
 }
@@ -801,9 +860,9 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 	bool victim_locked = victim && !S_ISDIR(victim->i_mode) &&
 			     !(flags & RENAME_EXCHANGE);
 	const struct cred *old_cred;
+	int err, lower, new_lower;
 	struct qstr oldname;
 	bool whiteout_left;
-	int err, lower = 0;
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
 		return -EINVAL;
@@ -815,6 +874,9 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 	    ((d_is_dir(old) && LFS_E(old)->nr) ||
 	     ((flags & RENAME_EXCHANGE) && d_is_dir(new) && LFS_E(new)->nr)))
 		return -EXDEV;
+	err = lfs_rename_lowers(old, new, flags, &lower, &new_lower);
+	if (err)
+		return err;
 	err = lfs_want_write(old);
 	if (err)
 		return err;
@@ -823,18 +885,14 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 		goto out_drop;
 
 	old_cred = lfs_override_creds(old->d_sb);
-	if (!(flags & RENAME_EXCHANGE)) {
-		lower = lfs_lower_positive(old);
-		err = lower < 0 ? lower : 0;
-	}
-	if (!err && d_is_dir(old))
+	if (d_is_dir(old))
 		err = lfs_set_redirect(sbi, old);
 	if (!err && (flags & RENAME_EXCHANGE) && d_is_dir(new))
 		err = lfs_set_redirect(sbi, new);
 	if (!err)
-		err = lfs_rename_opaque(sbi, old, new);
+		err = lfs_rename_opaque(sbi, old, new_lower);
 	if (!err && (flags & RENAME_EXCHANGE))
-		err = lfs_rename_opaque(sbi, new, old);
+		err = lfs_rename_opaque(sbi, new, lower);
 	if (err)
 		goto out_revert;
 
@@ -847,7 +905,8 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 		mutex_unlock(&LFS_I(victim)->lock);
 	if (!err)
 		err = lfs_rename_fix_old(sbi, lfs_upper(old->d_parent), &oldname,
-					 lower, whiteout_left);
+					 flags & RENAME_EXCHANGE ? 0 : lower,
+					 whiteout_left);
 	if (!err && !(flags & RENAME_EXCHANGE))
 		lfs_aufs_unwhiteout(sbi, lfs_upper(new->d_parent), &new->d_name);
 out_revert:

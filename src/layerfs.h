@@ -14,6 +14,12 @@
  * another): an outer mount's lfs_inode.lock comes before the inner
  * mount's lfs_inode.lock, which a copy-up's llseek of the inner file
  * takes.  Each stacking depth has its own lockdep classes.
+ * Write access to the upper mount (its sb_writers) is taken after the
+ * lower layers were read: a write operation looks a name up in them, or
+ * lists a directory, first.  A lower layer may be a stacked mount, whose
+ * create takes its directory's i_rwsem and then the sb_writers of its
+ * upper filesystem, which may be the same as ours (lockdep's sb_writers
+ * classes are per filesystem type).
  */
 #ifndef _LAYERFS_H
 #define _LAYERFS_H
@@ -358,6 +364,7 @@ struct lfs_new {
 	dev_t rdev;			/* device number */
 	const char *symlink;		/* symlink target */
 	struct dentry *link_to;		/* upper object to hard-link instead */
+	bool opaque;			/* a directory that must hide lower ones */
 };
 
 int lfs_work_prepare(struct fs_context *fc, struct lfs_sb *sbi);

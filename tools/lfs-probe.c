@@ -1879,8 +1879,10 @@ static int ops_fdopen(const char *n, const char *path, const char *mode)
 		errno = EBADF;
 		return -1;
 	}
-	flags = !strcmp(mode, "w") ? O_WRONLY : !strcmp(mode, "rw") ? O_RDWR :
-		!strcmp(mode, "a") ? O_RDWR | O_APPEND : O_RDONLY;
+	/* a trailing "d": O_DIRECT */
+	flags = mode[0] && mode[strlen(mode) - 1] == 'd' ? O_DIRECT : 0;
+	flags |= !strncmp(mode, "rw", 2) ? O_RDWR : mode[0] == 'w' ? O_WRONLY :
+		mode[0] == 'a' ? O_RDWR | O_APPEND : O_RDONLY;
 	ops_fds[i] = open(path, flags);
 	return ops_fds[i] < 0 ? -1 : 0;
 }
@@ -1952,6 +1954,98 @@ static int ops_splicein(const char *path, const char *off, const char *data)
 	close(p[0]);
 	close(p[1]);
 	return err;
+}
+
+/*
+ * falloc N OFFSET LEN and punch N OFFSET LEN: fallocate(2), allocating
+ * (the size grows) or punching a hole (the size stays)
+ */
+static int ops_falloc(const char *n, const char *off, const char *len,
+		      bool punch)
+{
+	int fd = ops_fd(n);
+
+	if (fd < 0)
+		return -1;
+	return fallocate(fd, punch ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE : 0,
+			 atoll(off), atoll(len));
+}
+
+/*
+ * dwrite N OFFSET LEN BYTE: pwrite(2) of LEN bytes BYTE from a page-
+ * aligned buffer, as O_DIRECT wants (OFFSET and LEN: multiples of 4096)
+ */
+static int ops_dwrite(const char *n, const char *off, const char *len,
+		      const char *byte)
+{
+	size_t count = atoll(len);
+	int fd = ops_fd(n), err;
+	void *buf;
+
+	if (fd < 0)
+		return -1;
+	if (posix_memalign(&buf, 4096, count ? count : 1))
+		return -1;
+	memset(buf, byte[0], count);
+	err = pwrite(fd, buf, count, atoll(off)) == (ssize_t)count ? 0 : -1;
+	free(buf);
+	return err;
+}
+
+/*
+ * mwrite N OFFSET DATA: DATA stored at OFFSET through a shared writable
+ * mapping of the fd's file, then msync(MS_SYNC); the file must reach
+ * OFFSET + length already
+ */
+static int ops_mwrite(const char *n, const char *off, const char *data)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	off_t pos = atoll(off), base = pos & ~(off_t)(page - 1);
+	size_t len = strlen(data), maplen = pos - base + len;
+	int fd = ops_fd(n), err;
+	char *map;
+
+	if (fd < 0)
+		return -1;
+	map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, base);
+	if (map == MAP_FAILED)
+		return -1;
+	memcpy(map + (pos - base), data, len);
+	err = msync(map, maplen, MS_SYNC);
+	if (munmap(map, maplen) && !err)
+		err = -1;
+	return err;
+}
+
+/*
+ * seekmap N: the data ranges lseek(SEEK_DATA/SEEK_HOLE) finds, as
+ * "START-END,..." ("none" for a file of holes only)
+ */
+static int ops_seekmap(const char *n, char *out, size_t size)
+{
+	int fd = ops_fd(n);
+	off_t data = 0, hole;
+	size_t used = 0;
+
+	if (fd < 0)
+		return -1;
+	out[0] = '\0';
+	for (;;) {
+		data = lseek(fd, data, SEEK_DATA);
+		if (data < 0)
+			break;
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0)
+			return -1;
+		used += snprintf(out + used, used < size ? size - used : 0, "%s%lld-%lld",
+				 used ? "," : "", (long long)data, (long long)hole);
+		data = hole;
+	}
+	if (errno != ENXIO)
+		return -1;
+	if (!out[0])
+		snprintf(out, size, "none");
+	return 0;
 }
 
 /* spliceout PATH: up to 4 KiB of PATH through a pipe */
@@ -2066,6 +2160,14 @@ static int ops_file(const char *op, char **v, char *out, size_t size)
 		return ops_copyrange(v[1], v[2], op[1] == 'l');
 	if (!strcmp(op, "fiemap"))
 		return ops_fiemap(v[1], out, size);
+	if (!strcmp(op, "falloc") || !strcmp(op, "punch"))
+		return ops_falloc(v[1], v[2], v[3], op[0] == 'p');
+	if (!strcmp(op, "dwrite"))
+		return ops_dwrite(v[1], v[2], v[3], v[4]);
+	if (!strcmp(op, "mwrite"))
+		return ops_mwrite(v[1], v[2], v[3]);
+	if (!strcmp(op, "seekmap"))
+		return ops_seekmap(v[1], out, size);
 	if (!strcmp(op, "atime")) {
 		if (lstat(v[1], &st))
 			return -1;
@@ -2114,7 +2216,9 @@ static const struct ops_def {
 	{ "splicein", 3, 3, false }, { "copyrange", 2, 2, false },
 	{ "clone", 2, 2, false }, { "fdread", 1, 1, true },
 	{ "spliceout", 1, 1, true }, { "fiemap", 1, 1, true },
-	{ "atime", 1, 1, true },
+	{ "atime", 1, 1, true }, { "falloc", 3, 3, false },
+	{ "punch", 3, 3, false }, { "dwrite", 4, 4, false },
+	{ "mwrite", 3, 3, false }, { "seekmap", 1, 1, true },
 };
 
 static const struct ops_def *ops_find(char **v, int n)
@@ -2297,9 +2401,13 @@ static bool ops_met(const char *out, const char *want)
  *   the rest of the script), cd DIR, sameino A B, treecmp A B (dumps
  *   equal; the differences follow the line).
  * File descriptors, kept across lines in slots N 0-7: fdopen N PATH
- *   r|w|rw|a, fdclose N, setfl N FLAG[,FLAG] (F_SETFL with exactly those
- *   of append, noatime; "none"), fdwrite N DATA (at the file position),
- *   fsync N, fdatasync N.  splicein PATH OFFSET DATA (through a pipe),
+ *   r|w|rw|a (a trailing "d" adds O_DIRECT: rwd), fdclose N, setfl N
+ *   FLAG[,FLAG] (F_SETFL with exactly those of append, noatime; "none"),
+ *   fdwrite N DATA (at the file position), fsync N, fdatasync N, falloc
+ *   N OFFSET LEN, punch N OFFSET LEN (fallocate, a hole kept in size),
+ *   dwrite N OFFSET LEN BYTE (pwrite from an aligned buffer, for
+ *   O_DIRECT), mwrite N OFFSET DATA (through a shared mapping, then
+ *   msync).  splicein PATH OFFSET DATA (through a pipe),
  *   copyrange SRC DST (copy_file_range() to the end), clone SRC DST
  *   (FICLONE); DST is made or truncated.
  * Queries: read PATH (up to 4 KiB, "(empty)"), getxattr PATH NAME,
@@ -2308,7 +2416,8 @@ static bool ops_met(const char *out, const char *want)
  *   extents), hash PATH (of the content), count DIR (entries), ino, links,
  *   mode, owner, size, blocks, mtime PATH, atime PATH (seconds),
  *   fdread N (pread at 0), spliceout PATH (read through a pipe),
- *   fiemap PATH (FS_IOC_FIEMAP after a sync: LOGICAL+LEN@PHYSICAL/FLAGS).
+ *   fiemap PATH (FS_IOC_FIEMAP after a sync: LOGICAL+LEN@PHYSICAL/FLAGS),
+ *   seekmap N (the data ranges SEEK_DATA and SEEK_HOLE find).
  */
 static int cmd_ops(int argc, char **argv)
 {

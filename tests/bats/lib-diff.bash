@@ -64,9 +64,17 @@ diff_mount() {
 	mount -t "$LFS_FSTYPE" none "$1" -o "$opts"
 }
 
+# The layers of the stacks live on tmpfs.  A suite that places them
+# elsewhere (72-fs-matrix: copies on other filesystems, a nested mount)
+# sets DIFF_LIST, the lowerdir list to mount, and DIFF_FLAT, the layer
+# directories to flatten for the reference (top first).
+DIFF_LIST=
+DIFF_FLAT=()
+
 # diff_lowers N: the lowerdir list of stack N (top first)
 diff_lowers() {
 	local i list=
+	[ -z "$DIFF_LIST" ] || { echo "$DIFF_LIST"; return 0; }
 	for ((i = 0; i < $1; i++)); do
 		list+=${list:+:}$DIFF_STACKS/s$1/L$i
 	done
@@ -78,8 +86,8 @@ diff_lowers() {
 # to the layers (whiteouts in every form, opaque directories) and copies
 # data, modes, owners, xattrs, times and hard links.
 diff_flatten() {
-	local i layers=()
-	for ((i = 0; i < $1; i++)); do
+	local i layers=("${DIFF_FLAT[@]}")
+	for ((i = 0; ${#DIFF_FLAT[@]} == 0 && i < $1; i++)); do
 		layers+=("$DIFF_STACKS/s$1/L$i")
 	done
 	"$PROBE" flatten "$2" "${layers[@]}"

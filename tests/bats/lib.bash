@@ -10,13 +10,16 @@ LFS_MOUNT=$LFS_BIN/layerfs-mount
 # Filesystems the layers are tested on: tmpfs and the ext4 scratch disk.
 LFS_FILESYSTEMS=(tmpfs ext4)
 
-# lfs_workdir FS: a fresh directory on FS (tmpfs or ext4), removed by
+# lfs_workdir FS: a fresh directory on FS (tmpfs or ext4; xfs and btrfs
+# once a suite has mounted them at $LFS_XFS and $LFS_BTRFS), removed by
 # lfs_cleanup.
 lfs_workdir() {
 	local base
 	case $1 in
 	tmpfs) base=/tmp/lfs-tests ;;
 	ext4) base=$LFS_EXT4 ;;
+	xfs) base=${LFS_XFS:?no XFS mounted} ;;
+	btrfs) base=${LFS_BTRFS:?no btrfs mounted} ;;
 	*) echo "lfs_workdir: unknown filesystem $1" >&2; return 1 ;;
 	esac
 	LFS_SEQ=$((${LFS_SEQ:-0} + 1))

@@ -6,6 +6,7 @@
 #define pr_fmt(fmt) "layerfs: " fmt
 
 #include <linux/module.h>
+#include <linux/namei.h>
 #include <linux/fs_parser.h>
 #include <linux/seq_file.h>
 #include <linux/statfs.h>
@@ -344,6 +345,136 @@ const struct dentry_operations lfs_dentry_operations = {
 	.d_real		= lfs_d_real,
 };
 
+/*
+ * Remote layers.  FUSE, NFS, 9p with a cache and the like may not trust
+ * their own dentry cache: each walk through a name asks ->d_revalidate()
+ * whether the object is still the one the server has there.  A layerfs
+ * dentry holds the real dentries its lookup found and never walks their
+ * names again, so it has to put the question on their behalf, or it goes
+ * on showing an object the real filesystem has dropped.
+ *
+ * Credentials: the caller's, as for the VFS's own ->d_revalidate() calls
+ * and as overlay does; nothing is overridden.  Revalidation only asks
+ * whether a cached name is still good; it opens nothing and decides no
+ * access (that was decided on the layerfs inode), so the mounter's
+ * rights buy nothing here.  A server that refuses the caller makes the
+ * walk fail, never succeed.
+ *
+ * RCU walk: an lfs_entry is freed by ->d_release() at once, not after a
+ * grace period, so under LOOKUP_RCU its real[] may be freed under us.
+ * A positive dentry asks for a ref-walk (-ECHILD); FUSE and NFS ask for
+ * one themselves whenever they must ask their server.  A negative
+ * dentry needs no entry and is valid in either mode: it stands for no
+ * real object (an entry it may keep from an unlinked past is stale and
+ * not looked at), and a name that appears in a layer later is not
+ * noticed, as any change of the layers under a mount.
+ *
+ * What is checked: the upper object (this name's, else the inode's, as
+ * lfs_d_real() picks it) and every lower object in real[], top first,
+ * each only if its filesystem asks for it.  A real dentry its filesystem
+ * calls stale is unhashed there, as a walk on the layer itself would do,
+ * and the layerfs walk fails with -ESTALE: a layer changed under the
+ * mount, which is unsupported, and the caller sees an error rather than
+ * an object that is gone.  The VFS retries once with LOOKUP_REVAL, which
+ * fails the same way; the layerfs dentry stays until the dcache drops it.
+ * The weak form (the last component of a walk that jumped: ".", a
+ * mount point) asks the real object alone and unhashes nothing, as the
+ * VFS does.
+ */
+static int lfs_revalidate_real(struct dentry *real, unsigned int flags,
+			       bool weak)
+{
+	int ret = 1;
+
+	if (weak) {
+		if (real->d_flags & DCACHE_OP_WEAK_REVALIDATE)
+			ret = real->d_op->d_weak_revalidate(real, flags);
+	} else if (real->d_flags & DCACHE_OP_REVALIDATE) {
+		ret = real->d_op->d_revalidate(real, flags);
+		if (!ret)
+			d_invalidate(real);
+	}
+	return ret ? ret : -ESTALE;
+}
+
+static int lfs_revalidate_common(struct dentry *dentry, unsigned int flags,
+				 bool weak)
+{
+	struct inode *inode = d_inode_rcu(dentry);
+	const struct lfs_entry *e;
+	struct dentry *upper;
+	unsigned int i;
+	int ret = 1;
+
+	if (!inode)
+		return 1;
+	if (flags & LOOKUP_RCU)
+		return -ECHILD;
+
+	upper = lfs_upper(dentry);
+	if (!upper)
+		upper = lfs_i_upper(inode);
+	if (upper)
+		ret = lfs_revalidate_real(upper, flags, weak);
+	e = LFS_E(dentry);
+	for (i = 0; ret > 0 && e && i < e->nr; i++)
+		ret = lfs_revalidate_real(e->real[i].dentry, flags, weak);
+	return ret;
+}
+
+static int lfs_d_revalidate(struct dentry *dentry, unsigned int flags)
+{
+	return lfs_revalidate_common(dentry, flags, false);
+}
+
+static int lfs_d_weak_revalidate(struct dentry *dentry, unsigned int flags)
+{
+	return lfs_revalidate_common(dentry, flags, true);
+}
+
+/* for mounts with a remote layer: see lfs_stack_revalidates() */
+static const struct dentry_operations lfs_reval_dentry_operations = {
+	.d_release		= lfs_d_release,
+	.d_real			= lfs_d_real,
+	.d_revalidate		= lfs_d_revalidate,
+	.d_weak_revalidate	= lfs_d_weak_revalidate,
+};
+
+/*
+ * Does the filesystem of a layer revalidate its dentries?  The layer's
+ * own directory says so in its flags, but not always: FUSE gives its root
+ * dentry no ->d_revalidate and every other one its s_d_op's, so a FUSE
+ * mount's root as a layer is found by its superblock's default.  A
+ * filesystem that gives ->d_revalidate to chosen dentries only (procfs's
+ * per-process directories) is not seen; it is no place for a layer.
+ */
+static bool lfs_layer_revalidates(const struct dentry *root)
+{
+	const struct dentry_operations *op = root->d_sb->s_d_op;
+
+	if (root->d_flags & (DCACHE_OP_REVALIDATE | DCACHE_OP_WEAK_REVALIDATE))
+		return true;
+	return op && (op->d_revalidate || op->d_weak_revalidate);
+}
+
+/*
+ * The dentry operations are chosen once, at mount: a mount whose layers
+ * all keep their dentries valid (tmpfs, ext4, erofs...) gets no
+ * ->d_revalidate at all and stays in RCU walk; one remote layer, upper
+ * or lower, puts the check on every dentry of the mount.
+ */
+static bool lfs_stack_revalidates(const struct lfs_sb *sbi)
+{
+	unsigned int i;
+
+	if (sbi->upper && lfs_layer_revalidates(sbi->upper->root))
+		return true;
+	for (i = 0; i < sbi->nr_layers; i++)
+		if (lfs_layer_revalidates(sbi->layers[i].root))
+			return true;
+	return false;
+}
+
 /* The root: the upper root and every lower layer's root, top first. */
 static struct dentry *lfs_make_root(struct super_block *sb)
 {
@@ -427,7 +558,8 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_magic = LFS_SUPER_MAGIC;
 	sb->s_op = &lfs_super_operations;
 	sb->s_xattr = lfs_xattr_handlers;
-	sb->s_d_op = &lfs_dentry_operations;
+	sb->s_d_op = lfs_stack_revalidates(sbi) ? &lfs_reval_dentry_operations :
+						  &lfs_dentry_operations;
 	sb->s_time_gran = 1;
 	sb->s_blocksize = sbi->layers[0].root->d_sb->s_blocksize;
 	sb->s_blocksize_bits = sbi->layers[0].root->d_sb->s_blocksize_bits;

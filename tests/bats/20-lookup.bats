@@ -134,3 +134,39 @@ p one/fifo'
 	lfs_mount_layers "$WORK/mnt" "$WORK/one"
 	diff -u <("$PROBE" dump "$WORK/one") <("$PROBE" dump "$WORK/mnt")
 }
+
+# A lower layer on FUSE whose entries expire at once (tools/lfs-fuse):
+# each walk asks the server again, and a file replaced behind the mounts
+# by another inode gets another node id, which FUSE calls stale.  layerfs,
+# read-only and with an upper layer, must say so as overlay does rather
+# than go on reading the old object; once the dcache lets the name go,
+# the new file shows everywhere.
+@test "a file replaced in a FUSE layer fails lookup as on overlay, then shows anew" {
+	lfs_workdir tmpfs
+	mkdir "$WORK"/{b,e,f,lrw,lu,lw,oro,orw,ou,ow}
+	printf one >"$WORK/b/f"
+	"$LFS_FUSE" "$WORK/b" "$WORK/f"
+	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$WORK/f:$WORK/e"
+	mount -t layerfs none "$WORK/lrw" \
+		-o "lowerdir=$WORK/f,upperdir=$WORK/lu,workdir=$WORK/lw"
+	mount -t overlay none "$WORK/oro" -o "lowerdir=$WORK/f:$WORK/e"
+	mount -t overlay none "$WORK/orw" \
+		-o "lowerdir=$WORK/f,upperdir=$WORK/ou,workdir=$WORK/ow"
+	reads=$(printf 'read %s/f\n' f mnt lrw oro orw)
+
+	run "$PROBE" ops "$WORK" <<<"$reads"
+	[ "$status" = 0 ]
+	diff -u <(printf 'read %s/f: one\n' f mnt lrw oro orw) <(echo "$output")
+
+	printf two >"$WORK/b/g"
+	mv "$WORK/b/g" "$WORK/b/f"
+	run "$PROBE" ops "$WORK" <<<"$reads"
+	[ "$status" = 0 ]
+	diff -u <(echo 'read f/f: two'
+		printf 'read %s/f: ESTALE\n' mnt lrw oro orw) <(echo "$output")
+
+	echo 2 >/proc/sys/vm/drop_caches
+	run "$PROBE" ops "$WORK" <<<"$reads"
+	[ "$status" = 0 ]
+	diff -u <(printf 'read %s/f: two\n' f mnt lrw oro orw) <(echo "$output")
+}

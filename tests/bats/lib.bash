@@ -6,6 +6,8 @@
 LFS_BIN=$LFS_REPO/build/bin
 PROBE=$LFS_BIN/lfs-probe
 LFS_MOUNT=$LFS_BIN/layerfs-mount
+# serves a directory read-only over FUSE: lfs-fuse DIR MNT (tools/lfs-fuse.c)
+LFS_FUSE=$LFS_BIN/lfs-fuse
 
 # Filesystems the layers are tested on: tmpfs and the ext4 scratch disk.
 LFS_FILESYSTEMS=(tmpfs ext4)

@@ -433,7 +433,8 @@ static struct dentry *lfs_cu_install(struct lfs_cu *cu)
 	err = PTR_ERR_OR_ZERO(target);
 	if (err)
 		goto out_unlock;
-	if (d_is_positive(target) || target == trap) {
+	/* the name went, or holds another object, since the copy-up began */
+	if (d_is_positive(target) || target == trap || d_unhashed(cu->dentry)) {
 		taken = true;
 		goto out_target;
 	}
@@ -576,8 +577,8 @@ static struct dentry *lfs_cu_link_up(struct lfs_cu *cu, struct dentry *copy)
 	target = lookup_one(userns, name->name, cu->upperparent, name->len);
 	if (IS_ERR(target))
 		goto out_unlock;
-	if (d_is_positive(target)) {
-		/* the name was taken meanwhile (see lfs_cu_orphan()) */
+	if (d_is_positive(target) || d_unhashed(cu->dentry)) {
+		/* the name was taken or went meanwhile (see lfs_cu_install()) */
 		dput(target);
 		target = dget(copy);
 		goto out_unlock;

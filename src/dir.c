@@ -590,14 +590,20 @@ static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 		err = lfs_remove_upper(sbi, lfs_upper(parent), upper);
 	else
 		err = -ESTALE;	/* neither layer holds it any more */
+	/*
+	 * The next lookup of this name walks the layers again; and a copy-up
+	 * through a file still open on it, which waits for the lock, finds
+	 * it unhashed and leaves its copy unlinked (lfs_cu_install()), even
+	 * where no upper object holds the name (an aufs whiteout is another).
+	 */
+	if (!err)
+		d_drop(dentry);
 	if (!is_dir)
 		mutex_unlock(&LFS_I(inode)->lock);
 	revert_creds(old_cred);
 	if (!err) {
 		lfs_name_removed(inode);
 		lfs_copy_attr(dir, d_inode(lfs_upper(parent)));
-		/* the next lookup of this name walks the layers again */
-		d_drop(dentry);
 	}
 out_drop:
 	lfs_drop_write(dentry);

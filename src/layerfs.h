@@ -304,7 +304,6 @@ int lfs_ni_init(void);
 void lfs_ni_exit(void);
 
 /* super.c */
-extern const struct dentry_operations lfs_dentry_operations;
 
 /* layer.c */
 int lfs_config_add_lower(struct fs_context *fc, const char *name);

@@ -340,7 +340,7 @@ not_found:
 	return dentry;
 }
 
-const struct dentry_operations lfs_dentry_operations = {
+static const struct dentry_operations lfs_dentry_operations = {
 	.d_release	= lfs_d_release,
 	.d_real		= lfs_d_real,
 };
@@ -353,12 +353,12 @@ const struct dentry_operations lfs_dentry_operations = {
  * names again, so it has to put the question on their behalf, or it goes
  * on showing an object the real filesystem has dropped.
  *
- * Credentials: the caller's, as for the VFS's own ->d_revalidate() calls
- * and as overlay does; nothing is overridden.  Revalidation only asks
- * whether a cached name is still good; it opens nothing and decides no
- * access (that was decided on the layerfs inode), so the mounter's
- * rights buy nothing here.  A server that refuses the caller makes the
- * walk fail, never succeed.
+ * Credentials: the mounter's, as for every other act on a real object
+ * (overlay uses the caller's).  The real lookup ran as the mounter; a
+ * server that checks each user (9p access=user, NFS with Kerberos, a
+ * FUSE server reading the caller's uid) must see the same user again,
+ * or a name the mount showed fails for a caller the lookup never met.
+ * No access is decided here: that was decided on the layerfs inode.
  *
  * RCU walk: an lfs_entry is freed by ->d_release() at once, not after a
  * grace period, so under LOOKUP_RCU its real[] may be freed under us.
@@ -369,9 +369,11 @@ const struct dentry_operations lfs_dentry_operations = {
  * not looked at), and a name that appears in a layer later is not
  * noticed, as any change of the layers under a mount.
  *
- * What is checked: the upper object (this name's, else the inode's, as
- * lfs_d_real() picks it) and every lower object in real[], top first,
- * each only if its filesystem asks for it.  A real dentry its filesystem
+ * What is checked: this name's upper object (not another name's alias
+ * of a hard-linked inode: that name's removal would fail this one) and,
+ * unless a non-directory has its upper copy (then the lower objects no
+ * longer show through it), every lower object in real[], top first, each
+ * only if its filesystem asks for it.  A real dentry its filesystem
  * calls stale is unhashed there, as a walk on the layer itself would do,
  * and the layerfs walk fails with -ESTALE: a layer changed under the
  * mount, which is unsupported, and the caller sees an error rather than
@@ -402,6 +404,7 @@ static int lfs_revalidate_common(struct dentry *dentry, unsigned int flags,
 {
 	struct inode *inode = d_inode_rcu(dentry);
 	const struct lfs_entry *e;
+	const struct cred *old_cred;
 	struct dentry *upper;
 	unsigned int i;
 	int ret = 1;
@@ -411,14 +414,16 @@ static int lfs_revalidate_common(struct dentry *dentry, unsigned int flags,
 	if (flags & LOOKUP_RCU)
 		return -ECHILD;
 
+	old_cred = lfs_override_creds(dentry->d_sb);
 	upper = lfs_upper(dentry);
-	if (!upper)
-		upper = lfs_i_upper(inode);
 	if (upper)
 		ret = lfs_revalidate_real(upper, flags, weak);
 	e = LFS_E(dentry);
+	if (upper && !d_is_dir(dentry))
+		e = NULL;
 	for (i = 0; ret > 0 && e && i < e->nr; i++)
 		ret = lfs_revalidate_real(e->real[i].dentry, flags, weak);
+	revert_creds(old_cred);
 	return ret;
 }
 

@@ -352,6 +352,47 @@ d d/sub
 f top again'
 }
 
+@test "a file or directory removed while open stays removed when a change through the open fd copies it up, in every whiteout format" {
+	local wh
+	for wh in native chardev aufs; do
+		lfs_workdir tmpfs
+		mktree "$WORK" <<'SPEC'
+f L/d/f lower
+f L/d/keep k
+d L/e
+d u
+d w
+SPEC
+		mount -t layerfs none "$WORK/mnt" -o "lowerdir=$WORK/L,upperdir=$WORK/u,workdir=$WORK/w,whiteout=$wh"
+		exec 7<"$WORK/mnt/d/f" 8<"$WORK/mnt/e"
+		rm "$WORK/mnt/d/f"
+		rmdir "$WORK/mnt/e"
+		# a timestamp change through the open files copies them up: the
+		# file's copy is left unlinked, the directory's is refused
+		run -0 touch /proc/self/fd/7
+		run -1 touch /proc/self/fd/8
+		[[ $output == *"No such file or directory"* ]]
+		exec 7<&- 8<&-
+		run -0 ls -A "$WORK/mnt/d"
+		[ "$output" = keep ]
+		[ ! -e "$WORK/mnt/e" ]
+		# the upper layer holds the whiteouts only (aufs: .wh. files)
+		"$PROBE" ops "$WORK/u" <<'OPS'
+kind d/f => whiteout|chr-whiteout|absent
+kind e => whiteout|chr-whiteout|absent
+OPS
+		# and after a remount
+		umount "$WORK/mnt"
+		mount -t layerfs none "$WORK/mnt" -o "lowerdir=$WORK/L,upperdir=$WORK/u,workdir=$WORK/w,whiteout=$wh"
+		run -0 ls -A "$WORK/mnt/d"
+		[ "$output" = keep ]
+		[ ! -e "$WORK/mnt/e" ]
+		run -0 ls -A "$WORK/w/work"
+		[ -z "$output" ]
+		lfs_cleanup
+	done
+}
+
 @test "bad whiteout= values are refused with a message that names them; the format cannot change on remount" {
 	lfs_workdir tmpfs
 	mktree "$WORK" <<<'f L0/a a'

@@ -31,6 +31,8 @@
 
 #include <linux/namei.h>
 #include <linux/xattr.h>
+#include <linux/posix_acl.h>
+#include <linux/posix_acl_xattr.h>
 #include <linux/slab.h>
 #include "layerfs.h"
 
@@ -141,6 +143,89 @@ out_lookup:
 	return upper;
 }
 
+/* Set @acl, if any, as xattr @name of an upper object.  As the mounter. */
+static int lfs_set_upper_acl(struct lfs_sb *sbi, struct dentry *upper,
+			     const char *name, const struct posix_acl *acl)
+{
+	size_t size;
+	void *buf;
+	int err;
+
+	if (!acl)
+		return 0;
+	size = posix_acl_xattr_size(acl->a_count);
+	buf = kmalloc(size, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	err = posix_acl_to_xattr(&init_user_ns, acl, buf, size);
+	if (err >= 0)
+		err = lfs_set_xattr(sbi, upper, name, buf, size);
+	kfree(buf);
+	return err;
+}
+
+/*
+ * A new object made in work/, to be renamed to @dentry's name in the
+ * upper directory, must come out as the upper filesystem would have made
+ * it in that directory: with the access and default ACLs inherited from
+ * the directory's default ACL and its mode masked by that ACL rather than
+ * by the umask, and, in a set-group-ID directory, a new directory
+ * set-group-ID too (the group comes from the credentials:
+ * lfs_override_creds_as_caller()).  work/ has neither, so both are worked
+ * out on the layerfs directory, whose ACLs are those of the upper one
+ * (copied up), and given to the object once made, as the kernel's overlay
+ * does.  A hard link is an old object: nothing to give.  Runs as the
+ * mounter with the caller's fsuid and fsgid.
+ * Return: the new dentry in work/, or an ERR_PTR.
+ */
+static struct dentry *lfs_work_create_for(struct lfs_sb *sbi, struct dentry *dentry,
+					  const struct lfs_new *nw)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct inode *dir = d_inode(dentry->d_parent);
+	struct posix_acl *acl = NULL, *default_acl = NULL;
+	struct iattr attr = { .ia_valid = ATTR_MODE };
+	struct lfs_new made = *nw;
+	struct dentry *temp;
+	struct inode *inode;
+	int err;
+
+	if (nw->link_to)
+		return lfs_work_create(sbi, nw);
+	if (S_ISDIR(made.mode) && (dir->i_mode & S_ISGID))
+		made.mode |= S_ISGID;
+	err = posix_acl_create(dir, &made.mode, &default_acl, &acl);
+	if (err)
+		return ERR_PTR(err);
+	temp = lfs_work_create(sbi, &made);
+	if (IS_ERR(temp))
+		goto out_release;
+
+	/* work/ applied the umask and no set-group-ID */
+	inode = d_inode(temp);
+	err = 0;
+	if (!S_ISLNK(made.mode) && inode->i_mode != made.mode) {
+		attr.ia_mode = made.mode;
+		inode_lock(inode);
+		err = notify_change(userns, temp, &attr, NULL);
+		inode_unlock(inode);
+	}
+	if (!err)
+		err = lfs_set_upper_acl(sbi, temp, XATTR_NAME_POSIX_ACL_ACCESS, acl);
+	if (!err)
+		err = lfs_set_upper_acl(sbi, temp, XATTR_NAME_POSIX_ACL_DEFAULT,
+					default_acl);
+	if (err) {
+		lfs_work_remove(sbi, temp);
+		dput(temp);
+		temp = ERR_PTR(err);
+	}
+out_release:
+	posix_acl_release(acl);
+	posix_acl_release(default_acl);
+	return temp;
+}
+
 /*
  * Make @nw at @dentry's name in the upper directory.  Built in place when
  * nothing is in the way; built in work/ and renamed in when it replaces a
@@ -181,7 +266,7 @@ out_unlock:
 		goto out;
 	}
 
-	temp = lfs_work_create(sbi, nw);
+	temp = lfs_work_create_for(sbi, dentry, nw);
 	if (IS_ERR(temp))
 		return temp;
 	err = 0;

@@ -55,7 +55,9 @@ const struct cred *lfs_override_creds(struct super_block *sb)
  * The mounter's credentials, with the caller's fsuid and fsgid: the
  * upper filesystem then gives a new object the caller as its owner
  * (and applies its own group inheritance), while the mounter's rights
- * let the creation through.  An LSM sees the caller's credentials and
+ * let the creation through.  In a set-group-ID directory the fsgid is
+ * the directory's group, which an object made in work/ (where nothing
+ * is inherited) must have too.  An LSM sees the caller's credentials and
  * may label the new ones (security_dentry_create_files_as), as it does
  * under overlayfs.
  */
@@ -75,6 +77,12 @@ int lfs_override_creds_as_caller(struct dentry *dentry, umode_t mode,
 		return -ENOMEM;
 	cred->fsuid = fsuid;
 	cred->fsgid = fsgid;
+	/*
+	 * d_parent is stable: the caller holds the parent's i_rwsem, or
+	 * @dentry is an O_TMPFILE one, which nothing can move
+	 */
+	if (mode && (d_inode(dentry->d_parent)->i_mode & S_ISGID))
+		cred->fsgid = d_inode(dentry->d_parent)->i_gid;
 	err = mode ? security_dentry_create_files_as(dentry, mode,
 						     &dentry->d_name,
 						     current_cred(), cred) : 0;

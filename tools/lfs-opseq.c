@@ -11,20 +11,36 @@
  *	from SEED over a small pool of paths: the NAMEs (a trailing '/'
  *	marks a directory), every path under DIR, and a few new names, so
  *	that operations collide.  Every sixth step takes the next kind in
- *	turn, in a form that succeeds on any correct filesystem (see
- *	lfs_gen_sure()), so any script of 6 * (number of kinds) lines or
- *	more holds every kind, successful.  -x leaves the named kinds out.
+ *	turn, heldfd first, in a form that succeeds on any correct
+ *	filesystem (see lfs_gen_sure()), so any script of 6 * (number of
+ *	kinds) lines or more holds every kind, successful.  About one step
+ *	in five of the others runs as an unprivileged user, "as USER OP
+ *	ARGS", mostly on what that user owns in DIR.  -x leaves the named
+ *	kinds out.
  *   lfs-opseq run [-k] [-D DUMP [-T SEC[.FRAC]]] ROOT < SCRIPT
  *	chroot to ROOT and apply each line in this process; print per step
- *	"N OP ARGS -> 0|[CALL:]ERRNAME [FACTS]".  Facts are only what two
- *	correct filesystems holding the same tree agree on: never inode
- *	numbers or times of day, but "ino=OK|CHANGED" where an object must
- *	keep its inode number (see lfs_run_step()).  -D: then dump the
- *	tree into the file DUMP, as dump does (saves a process).
+ *	"N [as USER] OP ARGS -> 0|[CALL:]ERRNAME [FACTS]".  Facts are only
+ *	what two correct filesystems holding the same tree agree on: never
+ *	inode numbers or times of day, but "ino=OK|CHANGED" where an object
+ *	must keep its inode number (see lfs_run_step()), what a new object
+ *	was given (mode, owner, inherited ACLs: lfs_fact_new()), contents
+ *	read back.  "as UID[:GID]" runs the step with that user's
+ *	credentials and no capability (see lfs_become()), so that
+ *	permission errors are compared too.  -D: then dump the tree into
+ *	the file DUMP, as dump does (saves a process).
+ *	The kinds (lfs_ops[]): data (create, otrunc, write, append,
+ *	truncate, fsetfl: F_SETFL O_APPEND on and off, heldfd: a file read
+ *	through an fd opened before a write copied it up), namespace
+ *	(mkdir, fifo, sock, chr, blk, symlink, link, unlink, rmdir,
+ *	rename, noreplace, exchange, tmpfile, rmtree), attributes (chmod,
+ *	chown, lchown, utimes, setxattr, rmxattr, setacl, rmacl: POSIX
+ *	ACLs, in the text form of lfs_acl_from_text()) and reads (xattrs,
+ *	read, readdir, stat).
  *   lfs-opseq dump [-k] [-r] [-T SEC[.FRAC]] ROOT
  *	one sorted line per object under ROOT, ROOT itself as "."; see
- *	lfs_dump_line() for the fields.  -T prints the mtime of
- *	non-directories older than SEC.FRAC and "mt=new" for the others;
+ *	lfs_dump_line() for the fields (POSIX ACLs in text form).  -T
+ *	prints the mtime of non-directories older than SEC.FRAC and
+ *	"mt=new" for the others;
  *	-r (raw, for comparing a tree with itself later) adds inode
  *	numbers, link counts, sizes, blocks and c/mtimes of every object.
  *	-k (run and dump): see lfs_skip_vanished.
@@ -36,6 +52,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,13 +60,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
 #define fallthrough	__attribute__((__fallthrough__))
 
-#define LFS_MAX_ARGS	6
+#define LFS_MAX_ARGS	8	/* tokens of a script line but the first */
 #define LFS_READ_MAX	(1 << 20)
 
 /*
@@ -145,26 +163,244 @@ static int lfs_cmp_str(const void *a, const void *b)
 }
 
 /*
- * Into *buf (the caller frees it): the xattr names of path, NUL-separated,
- * when name is NULL, else the value of xattr name; sized first, so that
- * any length fits.  Returns the length, or -1 with errno set.
+ * Into *buf (the caller frees it, on failure too): the xattr names of
+ * path, NUL-separated, when name is NULL, else the value of xattr name.
+ * One call with 4 KiB first, which most fit in, then sized, so that any
+ * length fits: in the test guest a system call costs about a
+ * millisecond.  Returns the length, or -1 with errno set.
  */
 static ssize_t lfs_xattr_get(const char *path, const char *name, char **buf)
 {
+	size_t size = 4096;
 	ssize_t len;
 
 	*buf = NULL;
 	for (;;) {
-		len = name ? lgetxattr(path, name, NULL, 0) :
-			     llistxattr(path, NULL, 0);
-		if (len < 0 || (!name && !len))
-			return len;
-		*buf = lfs_xrealloc(*buf, len ? len : 1);
-		len = name ? lgetxattr(path, name, *buf, len) :
-			     llistxattr(path, *buf, len);
+		*buf = lfs_xrealloc(*buf, size);
+		len = name ? lgetxattr(path, name, *buf, size) :
+			     llistxattr(path, *buf, size);
 		if (len >= 0 || errno != ERANGE)
 			return len;
+		len = name ? lgetxattr(path, name, NULL, 0) :
+			     llistxattr(path, NULL, 0);
+		if (len < 0)
+			return len;
+		size = len ? len : 1;
 	}
+}
+
+/*
+ * ---- POSIX ACLs ----
+ *
+ * The value of system.posix_acl_access and system.posix_acl_default, as
+ * the kernel reads and writes it (include/uapi/linux/posix_acl_xattr.h),
+ * built and parsed here, with no libacl: a little-endian 32-bit version
+ * (2), then one 8-byte entry per line of the ACL: 16-bit tag, 16-bit
+ * permissions (r 4, w 2, x 1), 32-bit uid or gid (-1 for the entries
+ * that name none).  In scripts and facts an ACL is text, the entries
+ * comma-separated in stored order, as getfacl -c writes them on one line:
+ * "u::rw-,u:1000:r--,g::r--,g:1001:rwx,m::rwx,o::---".
+ */
+#define LFS_ACL_ACCESS		"system.posix_acl_access"
+#define LFS_ACL_DEFAULT		"system.posix_acl_default"
+#define LFS_ACL_VERSION		2
+#define LFS_ACL_MAX		32	/* entries a script line may give */
+
+static const struct {
+	char c;			/* its letter in the text form */
+	uint16_t tag;		/* ACL_USER_OBJ ... ACL_OTHER */
+	bool named;		/* has an id */
+} lfs_acl_tags[] = {
+	{ 'u', 0x01, false }, { 'u', 0x02, true }, { 'g', 0x04, false },
+	{ 'g', 0x08, true }, { 'm', 0x10, false }, { 'o', 0x20, false },
+};
+
+#define LFS_ACL_NTAGS	(sizeof(lfs_acl_tags) / sizeof(*lfs_acl_tags))
+
+static void lfs_put_le(unsigned char *p, uint32_t v, int bytes)
+{
+	while (bytes--) {
+		*p++ = v & 0xff;
+		v >>= 8;
+	}
+}
+
+static uint32_t lfs_get_le(const unsigned char *p, int bytes)
+{
+	uint32_t v = 0;
+
+	while (bytes--)
+		v = v << 8 | p[bytes];
+	return v;
+}
+
+/*
+ * Text to xattr value, the entries in the order given (the kernel checks
+ * the order, so a script may give a wrong one): the length, or -1 when
+ * the text is not an ACL.
+ */
+static ssize_t lfs_acl_from_text(const char *text, unsigned char *buf, size_t size)
+{
+	const char *s = text;
+	size_t len = 4;
+	unsigned int i, perm;
+	uint32_t id;
+	char *end;
+
+	if (size < 4)
+		return -1;
+	lfs_put_le(buf, LFS_ACL_VERSION, 4);
+	while (*s) {
+		bool named = s[1] == ':' && s[2] != ':';
+
+		for (i = 0; i < LFS_ACL_NTAGS; i++)
+			if (lfs_acl_tags[i].c == s[0] && lfs_acl_tags[i].named == named)
+				break;
+		if (i == LFS_ACL_NTAGS || s[1] != ':' || len + 8 > size)
+			return -1;
+		s += 2;
+		id = (uint32_t)-1;
+		if (named) {
+			id = strtoul(s, &end, 10);
+			s = end;
+		}
+		if (*s++ != ':' || strlen(s) < 3)
+			return -1;
+		perm = (s[0] == 'r') << 2 | (s[1] == 'w') << 1 | (s[2] == 'x');
+		if ((s[0] != 'r' && s[0] != '-') || (s[1] != 'w' && s[1] != '-') ||
+		    (s[2] != 'x' && s[2] != '-') || (s[3] && s[3] != ','))
+			return -1;
+		lfs_put_le(buf + len, lfs_acl_tags[i].tag, 2);
+		lfs_put_le(buf + len + 2, perm, 2);
+		lfs_put_le(buf + len + 4, id, 4);
+		len += 8;
+		s += s[3] ? 4 : 3;
+	}
+	return len;
+}
+
+/*
+ * Xattr value to text, into out: 0, or -1 when the value is not one the
+ * kernel could have given (then the caller prints it in hex).  An entry
+ * out of the kernel's order is printed as it comes, followed by
+ * "!order".
+ */
+static int lfs_acl_print(FILE *out, const unsigned char *val, size_t len)
+{
+	unsigned int i, k, perm, prev = 0;
+	bool sorted = true;
+	uint32_t id, prev_id = 0;
+	uint16_t tag;
+
+	if (len < 4 || (len - 4) % 8 || lfs_get_le(val, 4) != LFS_ACL_VERSION)
+		return -1;
+	for (i = 4; i < len; i += 8) {
+		tag = lfs_get_le(val + i, 2);
+		perm = lfs_get_le(val + i + 2, 2);
+		id = lfs_get_le(val + i + 4, 4);
+		for (k = 0; k < LFS_ACL_NTAGS; k++)
+			if (lfs_acl_tags[k].tag == tag)
+				break;
+		if (k == LFS_ACL_NTAGS || perm > 7 ||
+		    (!lfs_acl_tags[k].named && id != (uint32_t)-1))
+			return -1;
+	}
+	for (i = 4; i < len; i += 8) {
+		tag = lfs_get_le(val + i, 2);
+		perm = lfs_get_le(val + i + 2, 2);
+		id = lfs_get_le(val + i + 4, 4);
+		for (k = 0; lfs_acl_tags[k].tag != tag; k++)
+			;
+		if (tag < prev ||
+		    (tag == prev && (!lfs_acl_tags[k].named || id <= prev_id)))
+			sorted = false;
+		prev = tag;
+		prev_id = id;
+		fprintf(out, "%s%c:", i > 4 ? "," : "", lfs_acl_tags[k].c);
+		if (lfs_acl_tags[k].named)
+			fprintf(out, "%u", id);
+		fprintf(out, ":%c%c%c", perm & 4 ? 'r' : '-', perm & 2 ? 'w' : '-',
+			perm & 1 ? 'x' : '-');
+	}
+	if (!sorted)
+		fprintf(out, "!order");
+	return 0;
+}
+
+static bool lfs_is_acl_name(const char *name)
+{
+	return !strcmp(name, LFS_ACL_ACCESS) || !strcmp(name, LFS_ACL_DEFAULT);
+}
+
+/* a value as it is when it is plain text, else in hex */
+static void lfs_print_value(FILE *out, const char *val, ssize_t vl)
+{
+	bool text = !(vl >= 2 && val[0] == '0' && val[1] == 'x');
+	ssize_t k;
+
+	for (k = 0; k < vl; k++)
+		if (val[k] <= ' ' || val[k] > '~' || val[k] == ',')
+			text = false;
+	if (text)
+		fprintf(out, "%.*s", (int)vl, val);
+	else
+		for (k = 0, fputs("0x", out); k < vl; k++)
+			fprintf(out, "%02x", (unsigned char)val[k]);
+}
+
+/* an ACL's text form, or "BAD:" and the value in hex */
+static void lfs_print_acl_value(FILE *out, const char *val, ssize_t vl)
+{
+	if (!lfs_acl_print(out, (const unsigned char *)val, vl))
+		return;
+	fputs("BAD:", out);
+	lfs_print_value(out, val, vl);
+}
+
+/*
+ * " acl=TEXT dacl=TEXT" for the ACLs path has (listxattr names them),
+ * "!ERRNAME" for one that cannot be read.
+ */
+static void lfs_fact_acls(FILE *out, const char *path)
+{
+	static const char *const acls[] = { LFS_ACL_ACCESS, LFS_ACL_DEFAULT };
+	static const char *const what[] = { "acl", "dacl" };
+	char *names, *val;
+	ssize_t len = lfs_xattr_get(path, NULL, &names), i, vl;
+	int j;
+
+	if (len < 0)
+		fprintf(out, " xattrs!%s", strerrorname_np(errno));
+	for (j = 0; j < 2; j++) {
+		for (i = 0; i < len; i += strlen(names + i) + 1)
+			if (!strcmp(names + i, acls[j]))
+				break;
+		if (i >= len)
+			continue;
+		vl = lfs_xattr_get(path, acls[j], &val);
+		if (vl < 0) {
+			fprintf(out, " %s!%s", what[j], strerrorname_np(errno));
+		} else {
+			fprintf(out, " %s=", what[j]);
+			lfs_print_acl_value(out, val, vl);
+		}
+		free(val);
+	}
+	free(names);
+}
+
+/* the mode, owner and ACLs of path: what a new object was given */
+static void lfs_fact_new(FILE *out, const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st)) {
+		fprintf(out, " new!%s", strerrorname_np(errno));
+		return;
+	}
+	fprintf(out, " new=%04o,%u:%u", st.st_mode & 07777, st.st_uid, st.st_gid);
+	if (!S_ISLNK(st.st_mode))
+		lfs_fact_acls(out, path);
 }
 
 /*
@@ -172,16 +408,18 @@ static ssize_t lfs_xattr_get(const char *path, const char *name, char **buf)
  * ACLs), sorted, as " x:NAME=VALUE" with the whole value (in hex when it
  * is not plain text).  trusted.overlay.* is printed too: through a mount
  * it must never show, in a raw layer it is part of what must not change.
+ * POSIX ACLs are printed in their text form (lfs_acl_print()).
  */
 static void lfs_print_xattrs(FILE *out, const char *path, const char *sep)
 {
 	char *names, *val, **list;
-	ssize_t len, i, vl, k;
+	ssize_t len, i, vl;
 	size_t n = 0, j;
 
 	len = lfs_xattr_get(path, NULL, &names);
 	if (len < 0) {
 		fprintf(out, "%sxattrs=%s", sep, strerrorname_np(errno));
+		free(names);
 		return;
 	}
 	list = lfs_xrealloc(NULL, (len + 1) * sizeof(*list));
@@ -189,24 +427,15 @@ static void lfs_print_xattrs(FILE *out, const char *path, const char *sep)
 		list[n++] = names + i;
 	qsort(list, n, sizeof(*list), lfs_cmp_str);
 	for (j = 0; j < n; j++) {
-		bool text = true;
-
 		vl = lfs_xattr_get(path, list[j], &val);
-		if (vl < 0) {
+		if (vl < 0)
 			fprintf(out, "%sx:%s!%s", sep, list[j], strerrorname_np(errno));
-			continue;
-		}
-		for (k = 0; k < vl; k++)
-			if (val[k] <= ' ' || val[k] > '~' || val[k] == ',')
-				text = false;
-		if (vl >= 2 && val[0] == '0' && val[1] == 'x')
-			text = false;
-		fprintf(out, "%sx:%s=", sep, list[j]);
-		if (text)
-			fprintf(out, "%.*s", (int)vl, val);
 		else
-			for (k = 0, fputs("0x", out); k < vl; k++)
-				fprintf(out, "%02x", (unsigned char)val[k]);
+			fprintf(out, "%sx:%s=", sep, list[j]);
+		if (vl >= 0 && lfs_is_acl_name(list[j]))
+			lfs_print_acl_value(out, val, vl);
+		else if (vl >= 0)
+			lfs_print_value(out, val, vl);
 		free(val);
 	}
 	free(list);
@@ -517,7 +746,8 @@ enum lfs_opcode {
 	LFS_OP_RENAME, LFS_OP_NOREPLACE, LFS_OP_EXCHANGE, LFS_OP_TMPFILE,
 	LFS_OP_CHMOD, LFS_OP_CHOWN, LFS_OP_LCHOWN, LFS_OP_UTIMES,
 	LFS_OP_SETXATTR, LFS_OP_RMXATTR, LFS_OP_XATTRS, LFS_OP_READ,
-	LFS_OP_READDIR, LFS_OP_STAT, LFS_OP_RMTREE, LFS_OP_COUNT
+	LFS_OP_READDIR, LFS_OP_STAT, LFS_OP_RMTREE, LFS_OP_SETACL,
+	LFS_OP_RMACL, LFS_OP_FSETFL, LFS_OP_HELDFD, LFS_OP_COUNT
 };
 
 /* /proc/self/fd, opened before the chroot, for linking O_TMPFILE files */
@@ -586,11 +816,11 @@ static int lfs_op_create(char **a, FILE *out, const char **call)
 	int fd = open(a[0], O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_NONBLOCK,
 		      lfs_mode_arg(a[1]));
 
-	(void)out;
 	(void)call;
 	if (fd < 0)
 		return -errno;
 	close(fd);
+	lfs_fact_new(out, a[0]);
 	return 0;
 }
 
@@ -623,53 +853,56 @@ static int lfs_op_truncate(char **a, FILE *out, const char **call)
 	return truncate(a[0], strtoll(a[1], NULL, 10)) ? -errno : 0;
 }
 
+/* a new object: its facts are what it was given (lfs_fact_new()) */
+static int lfs_made(int ret, const char *path, FILE *out)
+{
+	if (ret)
+		return -errno;
+	lfs_fact_new(out, path);
+	return 0;
+}
+
 static int lfs_op_mkdir(char **a, FILE *out, const char **call)
 {
-	(void)out;
 	(void)call;
-	return mkdir(a[0], lfs_mode_arg(a[1])) ? -errno : 0;
+	return lfs_made(mkdir(a[0], lfs_mode_arg(a[1])), a[0], out);
 }
 
 static int lfs_op_fifo(char **a, FILE *out, const char **call)
 {
-	(void)out;
 	(void)call;
-	return mknod(a[0], S_IFIFO | lfs_mode_arg(a[1]), 0) ? -errno : 0;
+	return lfs_made(mknod(a[0], S_IFIFO | lfs_mode_arg(a[1]), 0), a[0], out);
 }
 
 static int lfs_op_sock(char **a, FILE *out, const char **call)
 {
-	(void)out;
 	(void)call;
-	return mknod(a[0], S_IFSOCK | lfs_mode_arg(a[1]), 0) ? -errno : 0;
+	return lfs_made(mknod(a[0], S_IFSOCK | lfs_mode_arg(a[1]), 0), a[0], out);
 }
 
-static int lfs_mknod_dev(char **a, mode_t type)
+static int lfs_mknod_dev(char **a, mode_t type, FILE *out)
 {
 	dev_t dev = makedev(strtoul(a[1], NULL, 10), strtoul(a[2], NULL, 10));
 
-	return mknod(a[0], type | 0640, dev) ? -errno : 0;
+	return lfs_made(mknod(a[0], type | 0640, dev), a[0], out);
 }
 
 static int lfs_op_chr(char **a, FILE *out, const char **call)
 {
-	(void)out;
 	(void)call;
-	return lfs_mknod_dev(a, S_IFCHR);
+	return lfs_mknod_dev(a, S_IFCHR, out);
 }
 
 static int lfs_op_blk(char **a, FILE *out, const char **call)
 {
-	(void)out;
 	(void)call;
-	return lfs_mknod_dev(a, S_IFBLK);
+	return lfs_mknod_dev(a, S_IFBLK, out);
 }
 
 static int lfs_op_symlink(char **a, FILE *out, const char **call)
 {
-	(void)out;
 	(void)call;
-	return symlink(a[0], a[1]) ? -errno : 0;
+	return lfs_made(symlink(a[0], a[1]), a[1], out);
 }
 
 static const char *lfs_same_ino(const struct stat *x, const struct stat *y)
@@ -786,6 +1019,7 @@ static int lfs_op_tmpfile(char **a, FILE *out, const char **call)
 	else
 		fprintf(out, " ino=%s nl=%lu size=%lld", lfs_same_ino(&st, &named),
 			(unsigned long)named.st_nlink, (long long)named.st_size);
+	lfs_fact_new(out, a[1]);
 out:
 	close(fd);
 	return err;
@@ -1017,6 +1251,251 @@ static int lfs_op_rmtree(char **a, FILE *out, const char **call)
 	return rmdir(a[0]) ? -errno : 0;
 }
 
+/*
+ * setacl PATH access|default TEXT: set the ACL (on the path, not behind
+ * it; lfs_acl_from_text(), the entries in the order given, so that the
+ * kernel's checks answer a wrong one), then read back the mode and both
+ * ACLs.
+ */
+static int lfs_op_setacl(char **a, FILE *out, const char **call)
+{
+	unsigned char buf[4 + 8 * LFS_ACL_MAX];
+	const char *name = !strcmp(a[1], "default") ? LFS_ACL_DEFAULT : LFS_ACL_ACCESS;
+	ssize_t len = lfs_acl_from_text(a[2], buf, sizeof(buf));
+	struct stat st;
+
+	if (len < 0)
+		return -EINVAL;
+	if (lsetxattr(a[0], name, buf, len, 0)) {
+		*call = "set";
+		return -errno;
+	}
+	if (!lstat(a[0], &st))
+		fprintf(out, " m=%04o", st.st_mode & 07777);
+	lfs_fact_acls(out, a[0]);
+	return 0;
+}
+
+/*
+ * rmacl PATH access|default: remove the ACL; the facts are the ACL it had
+ * ("had=none" when it had none) and the mode and ACLs after.  Removing
+ * an ACL an object does not have succeeds on ext4 and tmpfs, but the
+ * kernel's overlay and layerfs answer ENODATA when the object is only in
+ * a lower layer (docs/security.md): that answer, there, counts as
+ * success, so that both sides log the same.
+ */
+static int lfs_op_rmacl(char **a, FILE *out, const char **call)
+{
+	const char *name = !strcmp(a[1], "default") ? LFS_ACL_DEFAULT : LFS_ACL_ACCESS;
+	char *val;
+	ssize_t len = lfs_xattr_get(a[0], name, &val);
+	bool had = len >= 0;
+	struct stat st;
+
+	if (had) {
+		fprintf(out, " had=");
+		lfs_print_acl_value(out, val, len);
+	} else {
+		fprintf(out, " had%s%s", errno == ENODATA ? "=" : "!",
+			errno == ENODATA ? "none" : strerrorname_np(errno));
+	}
+	free(val);
+	if (lremovexattr(a[0], name) && (had || errno != ENODATA)) {
+		*call = "remove";
+		return -errno;
+	}
+	if (!lstat(a[0], &st))
+		fprintf(out, " m=%04o", st.st_mode & 07777);
+	lfs_fact_acls(out, a[0]);
+	return 0;
+}
+
+/* write(2) data through fd from offset off, then print " pos=N" */
+static int lfs_write_at(int fd, off_t off, const void *data, size_t len,
+			FILE *out, const char **call)
+{
+	ssize_t n;
+
+	*call = "seek";
+	if (lseek(fd, off, SEEK_SET) < 0)
+		return -errno;
+	*call = "write";
+	n = write(fd, data, len);
+	if (n < 0)
+		return -errno;
+	fprintf(out, " pos=%lld", (long long)lseek(fd, 0, SEEK_CUR));
+	if ((size_t)n != len)
+		fprintf(out, " short=%zd", n);
+	return 0;
+}
+
+/*
+ * fsetfl PATH OFF LEN TAG: open for writing; at OFF, write; turn
+ * O_APPEND on with fcntl(F_SETFL) and write from offset 0, which must go
+ * to the end; turn it off and write from offset 0, which must go there.
+ * The facts are the offsets after each write, what F_GETFL said, the
+ * size and the content (read back through another open, when the
+ * caller may).
+ */
+static int lfs_op_fsetfl(char **a, FILE *out, const char **call)
+{
+	unsigned long long tag = strtoull(a[3], NULL, 10);
+	const void *data;
+	char t[24], l[24];
+	long long size;
+	uint64_t h;
+	size_t len;
+	int fd, fl, err;
+
+	fd = open(a[0], O_WRONLY | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		*call = "open";
+		return -errno;
+	}
+	data = lfs_content(a[2], a[3], &len);
+	err = lfs_write_at(fd, strtoll(a[1], NULL, 10), data, len, out, call);
+	if (err)
+		goto out;
+	*call = "setfl";
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_APPEND)) {
+		err = -errno;
+		goto out;
+	}
+	fprintf(out, " append=%d", !!(fcntl(fd, F_GETFL) & O_APPEND));
+	snprintf(l, sizeof(l), "%zu", len / 2 + 1);
+	snprintf(t, sizeof(t), "%llu", tag + 1);
+	data = lfs_content(l, t, &len);
+	err = lfs_write_at(fd, 0, data, len, out, call);
+	if (err)
+		goto out;
+	*call = "setfl";
+	if (fcntl(fd, F_SETFL, fl & ~O_APPEND)) {
+		err = -errno;
+		goto out;
+	}
+	fprintf(out, " append=%d", !!(fcntl(fd, F_GETFL) & O_APPEND));
+	snprintf(l, sizeof(l), "%zu", len / 3 + 1);
+	snprintf(t, sizeof(t), "%llu", tag + 2);
+	data = lfs_content(l, t, &len);
+	err = lfs_write_at(fd, 0, data, len, out, call);
+	if (err)
+		goto out;
+	*call = NULL;
+	lfs_fact_size(out, fd);
+	close(fd);
+	fd = open(a[0], O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 || lfs_hash_fd(fd, &h, &size))
+		fprintf(out, " h!%s", strerrorname_np(errno));
+	else
+		fprintf(out, " h=%016llx", (unsigned long long)h);
+out:
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/* " WHAT=SIZE,HASH" of what read(2) gives from fd, at most LFS_READ_MAX */
+static int lfs_fact_read(FILE *out, int fd, const char *what)
+{
+	long long size;
+	uint64_t h;
+
+	if (lfs_hash_fd(fd, &h, &size))
+		return -errno;
+	fprintf(out, " %s=%lld,%016llx", what, size, (unsigned long long)h);
+	return 0;
+}
+
+/*
+ * heldfd PATH LEN TAG: a file opened for reading (and, when it is a
+ * regular file and not empty, mapped shared and read-only) before it is
+ * written through a second open: LEN bytes of TAG at offset 0, which
+ * copies up a lower file.  The first fd must then read the new data, as
+ * on a plain filesystem: the facts are its first read (up to 64 bytes,
+ * before), what it reads from there on and from offset 0 (after), its
+ * fstat size.  The mapping's content counts only before the write: one
+ * made on a lower file keeps showing the lower file after a copy-up, on
+ * overlay as on layerfs (overlayfs.rst, "Non-standard behavior"); after,
+ * it is only read through, for the debug kernel to watch.
+ */
+static int lfs_op_heldfd(char **a, FILE *out, const char **call)
+{
+	static unsigned char head[64];
+	volatile unsigned char sink = 0;
+	unsigned char *map = MAP_FAILED;
+	const void *data;
+	struct stat st;
+	size_t len, mlen = 0, i;
+	ssize_t n;
+	int fd, fd2 = -1, err = 0;
+
+	fd = open(a[0], O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		*call = "open";
+		return -errno;
+	}
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+		mlen = st.st_size < LFS_READ_MAX ? st.st_size : LFS_READ_MAX;
+		map = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED) {
+			*call = "mmap";
+			err = -errno;
+			goto out;
+		}
+		fprintf(out, " map=%016llx",
+			(unsigned long long)lfs_hash(map, mlen, LFS_HASH_INIT));
+	}
+	n = read(fd, head, sizeof(head));
+	if (n < 0) {
+		*call = "read";
+		err = -errno;
+		goto out;
+	}
+	fprintf(out, " head=%zd,%016llx", n,
+		(unsigned long long)lfs_hash(head, n, LFS_HASH_INIT));
+
+	fd2 = open(a[0], O_WRONLY | O_NOCTTY | O_NONBLOCK);
+	if (fd2 < 0) {
+		*call = "open2";
+		err = -errno;
+		goto out;
+	}
+	data = lfs_content(a[1], a[2], &len);
+	n = pwrite(fd2, data, len, 0);
+	if (n < 0) {
+		*call = "write";
+		err = -errno;
+		goto out;
+	}
+	fprintf(out, " wrote=%zd", n);
+
+	*call = "read";
+	err = lfs_fact_read(out, fd, "rest");
+	if (err)
+		goto out;
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		/* a fifo: no offsets */
+		fprintf(out, " seek!%s", strerrorname_np(errno));
+	} else {
+		err = lfs_fact_read(out, fd, "all");
+		if (err)
+			goto out;
+	}
+	*call = NULL;
+	lfs_fact_size(out, fd);
+	for (i = 0; map != MAP_FAILED && i < mlen; i += 4096)
+		sink ^= map[i];
+out:
+	if (map != MAP_FAILED)
+		munmap(map, mlen);
+	if (fd2 >= 0)
+		close(fd2);
+	close(fd);
+	(void)sink;
+	return err;
+}
+
 /* what lfs_run_step() checks around an operation */
 #define LFS_PARENT0	1	/* arg 0 names an entry made or removed */
 #define LFS_PARENT1	2	/* arg 1 names an entry made or removed */
@@ -1062,7 +1541,61 @@ static const struct lfs_opdesc lfs_ops[LFS_OP_COUNT] = {
 	[LFS_OP_READDIR] = { "readdir", 1, 4, 0, -1, false, lfs_op_readdir },
 	[LFS_OP_STAT] = { "stat", 1, 4, 0, -1, false, lfs_op_stat },
 	[LFS_OP_RMTREE] = { "rmtree", 1, 1, LFS_PARENT0, -1, false, lfs_op_rmtree },
+	[LFS_OP_SETACL] = { "setacl", 3, 4, 0, 0, false, lfs_op_setacl },
+	[LFS_OP_RMACL] = { "rmacl", 2, 2, 0, 0, false, lfs_op_rmacl },
+	[LFS_OP_FSETFL] = { "fsetfl", 4, 3, 0, 0, true, lfs_op_fsetfl },
+	[LFS_OP_HELDFD] = { "heldfd", 3, 4, 0, 0, true, lfs_op_heldfd },
 };
+
+/*
+ * ---- unprivileged steps ----
+ *
+ * A script line "as UID[:GID] OP ARGS" runs OP as that user (GID: UID's
+ * number unless given), with no supplementary groups (run drops root's
+ * at the start: root's capabilities give what they would), by
+ * setresgid(GID, GID, 0) and setresuid(UID, UID, 0).  An effective uid
+ * other than 0 empties the effective capability set: no CAP_DAC_OVERRIDE,
+ * CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_FSETID, CAP_CHOWN, CAP_MKNOD or
+ * CAP_SYS_ADMIN (trusted.* xattrs) is left, and the filesystem uid and
+ * gid follow the effective ones, so every check of the step is made
+ * for that user as it would be for any process of it.  (setfsuid()
+ * alone would drop only the filesystem capabilities and keep
+ * CAP_SYS_ADMIN, CAP_MKNOD and the rest.)  The saved uid stays 0, which
+ * keeps the permitted set: setresuid(0, 0, 0) after the step makes it
+ * effective again.  The checks around the operation (lfs_run_step()) run
+ * as root.
+ */
+struct lfs_user {
+	uid_t uid;
+	gid_t gid;
+};
+
+static int lfs_parse_user(const char *s, struct lfs_user *u)
+{
+	char *end;
+
+	u->uid = strtoul(s, &end, 10);
+	u->gid = u->uid;
+	if (end != s && *end == ':')
+		u->gid = strtoul(s = end + 1, &end, 10);
+	return end == s || *end || !u->uid ? -1 : 0;
+}
+
+static void lfs_become(const struct lfs_user *u)
+{
+	if (setresgid(u->gid, u->gid, 0) || setresuid(u->uid, u->uid, 0)) {
+		perror("lfs-opseq: run: as a user");
+		exit(2);
+	}
+}
+
+static void lfs_become_root(void)
+{
+	if (setresuid(0, 0, 0) || setresgid(0, 0, 0)) {
+		perror("lfs-opseq: run: back to root");
+		exit(2);
+	}
+}
 
 /* ---- run ---- */
 
@@ -1100,7 +1633,8 @@ static int lfs_stat_obj(const char *path, bool follow, struct stat *st)
  * after, so that both filesystems check the same steps.  CHANGED on a
  * layerfs run is a failure in itself.
  */
-static void lfs_run_step(unsigned long step, char **tok, int ntok)
+static void lfs_run_step(unsigned long step, char **tok, int ntok,
+			 const struct lfs_user *user)
 {
 	const struct lfs_opdesc *op;
 	struct stat pst[2], kst, after;
@@ -1112,6 +1646,10 @@ static void lfs_run_step(unsigned long step, char **tok, int ntok)
 	int i, k, err;
 
 	printf("%lu", step);
+	if (user && user->uid == user->gid)
+		printf(" as %u", user->uid);
+	else if (user)
+		printf(" as %u:%u", user->uid, user->gid);
 	for (i = 0; i < ntok; i++)
 		printf(" %s", tok[i]);
 	k = lfs_find_op(tok[0]);
@@ -1133,7 +1671,11 @@ static void lfs_run_step(unsigned long step, char **tok, int ntok)
 	if (!out)
 		exit(2);
 	errno = 0;
+	if (user)
+		lfs_become(user);
 	err = op->run(tok + 1, out, &call);
+	if (user)
+		lfs_become_root();
 	if (!err && have_k) {
 		if (lfs_stat_obj(tok[1 + op->keep], op->follow, &after))
 			fprintf(out, " ino=GONE");
@@ -1179,6 +1721,7 @@ static int lfs_cmd_run(int argc, char **argv)
 {
 	char *line = NULL, *tok[LFS_MAX_ARGS + 2], *save;
 	struct lfs_dump_opts opt = { 0 };
+	struct lfs_user user;
 	unsigned long step = 0;
 	FILE *dump = NULL;
 	size_t cap = 0;
@@ -1212,6 +1755,11 @@ static int lfs_cmd_run(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
+	/* no supplementary groups, for the steps as a user (lfs_become()) */
+	if (setgroups(0, NULL)) {
+		perror("lfs-opseq: run: setgroups");
+		return 1;
+	}
 	umask(022);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (opt.have_t)
@@ -1224,7 +1772,13 @@ static int lfs_cmd_run(int argc, char **argv)
 			ntok++;
 		if (!ntok || tok[0][0] == '#')
 			continue;
-		lfs_run_step(++step, tok, ntok);
+		if (strcmp(tok[0], "as")) {
+			lfs_run_step(++step, tok, ntok, NULL);
+		} else if (ntok < 3 || lfs_parse_user(tok[1], &user)) {
+			printf("%lu %s -> BAD-STEP\n", ++step, tok[0]);
+		} else {
+			lfs_run_step(++step, tok + 2, ntok - 2, &user);
+		}
 	}
 	free(line);
 	if (dump && (lfs_dump_tree(dump, "/", &opt) || fclose(dump)))
@@ -1261,6 +1815,10 @@ static void lfs_strv_add(struct lfs_strv *sv, const char *s)
 	sv->v[sv->n++] = lfs_xstrdup(s);
 }
 
+/* who runs the unprivileged steps ("as USER"; the stacks' owners but 0) */
+static const char *const lfs_users[] = { "1000", "1001", "1001:1000" };
+#define LFS_NUSERS	(sizeof(lfs_users) / sizeof(*lfs_users))
+
 /*
  * Paths the operations draw from: names (given, mostly existing in the
  * lower layers), split into non-directories and directories, their last
@@ -1273,7 +1831,14 @@ struct lfs_pool {
 	struct lfs_strv dirs;
 	struct lfs_strv leaves;
 	struct lfs_strv new_dirs;
+	struct lfs_strv regs;	/* regular files of @DIR: lower ones, for heldfd */
+	/* of @DIR, per lfs_users[] entry: what that user owns, or may write */
+	struct lfs_strv own_files[LFS_NUSERS];
+	struct lfs_strv own_dirs[LFS_NUSERS];
 };
+
+/* the lfs_users[] entry the step being drawn runs as, or -1 (root) */
+static int lfs_gen_user = -1;
 
 static const char *const lfs_new_leaves[] = { "n0", "n1", "n2", "n3", "n4" };
 static const char *const lfs_file_modes[] = {
@@ -1305,8 +1870,23 @@ static int lfs_pool_load_dir(struct lfs_pool *p, const char *root)
 	if (lfs_tree_load(&t, root, &rootfd))
 		return -1;
 	close(rootfd);
-	for (i = 1; i < t.n; i++)
-		lfs_pool_add(p, t.obj[i].path, S_ISDIR(t.obj[i].st.st_mode));
+	for (i = 1; i < t.n; i++) {
+		const struct stat *st = &t.obj[i].st;
+		bool dir = S_ISDIR(st->st_mode);
+		struct lfs_user u;
+		size_t k;
+
+		lfs_pool_add(p, t.obj[i].path, dir);
+		if (S_ISREG(st->st_mode))
+			lfs_strv_add(&p->regs, t.obj[i].path);
+		for (k = 0; k < LFS_NUSERS; k++) {
+			lfs_parse_user(lfs_users[k], &u);
+			if (st->st_uid == u.uid || (st->st_mode & 0002) ||
+			    (st->st_gid == u.gid && (st->st_mode & 0020)))
+				lfs_strv_add(dir ? &p->own_dirs[k] : &p->own_files[k],
+					     t.obj[i].path);
+		}
+	}
 	return t.errors ? -1 : 0;
 }
 
@@ -1328,6 +1908,10 @@ static const char *lfs_pick(const struct lfs_strv *sv)
 static const char *lfs_pick_prefix(const struct lfs_pool *p)
 {
 	unsigned int r = lfs_rnd(10);
+
+	/* an unprivileged step makes names mostly where it may */
+	if (lfs_gen_user >= 0 && p->own_dirs[lfs_gen_user].n && r < 5)
+		return lfs_pick(&p->own_dirs[lfs_gen_user]);
 
 	if (r < 3 || (r < 8 && !p->dirs.n))
 		return "";
@@ -1362,7 +1946,11 @@ static const char *lfs_pick_path(const struct lfs_pool *p)
 /* mostly a non-directory that exists before the run */
 static const char *lfs_pick_old(const struct lfs_pool *p)
 {
-	return lfs_rnd(4) && p->files.n ? lfs_pick(&p->files) : lfs_pick_path(p);
+	unsigned int r = lfs_rnd(8);
+
+	if (lfs_gen_user >= 0 && p->own_files[lfs_gen_user].n && r < 4)
+		return lfs_pick(&p->own_files[lfs_gen_user]);
+	return r % 4 && p->files.n ? lfs_pick(&p->files) : lfs_pick_path(p);
 }
 
 /* mostly a name that does not */
@@ -1375,6 +1963,8 @@ static const char *lfs_pick_dir(const struct lfs_pool *p)
 {
 	unsigned int r = lfs_rnd(100);
 
+	if (lfs_gen_user >= 0 && p->own_dirs[lfs_gen_user].n && r % 2)
+		return lfs_pick(&p->own_dirs[lfs_gen_user]);
 	if (r < 10)
 		return ".";
 	if (r < 60 && p->dirs.n)
@@ -1396,14 +1986,68 @@ static void lfs_gen_time(char *buf)
 	sprintf(buf, "%u.%09u", 100000000 + lfs_rnd(100000000), lfs_rnd(1000000000));
 }
 
+#define LFS_ACL_ANY	0	/* an ACL, a wrong one now and then */
+#define LFS_ACL_VALID	1	/* a valid ACL */
+#define LFS_ACL_NAMED	2	/* a valid ACL with a named entry */
+
+static const char *lfs_gen_perm(void)
+{
+	static const char *const perms[] = {
+		"---", "--x", "-w-", "-wx", "r--", "r-x", "rw-", "rwx",
+	};
+
+	return LFS_PICK(perms);
+}
+
+/*
+ * The text of an ACL (lfs_acl_from_text()): random permissions, named
+ * users and groups among the stacks' owners, a mask where it is needed
+ * (and a third of the times where it is not).  With LFS_ACL_ANY, one in
+ * twelve is wrong: a named entry but no mask, or the entries out of
+ * order (EINVAL on any filesystem).
+ */
+static void lfs_gen_acl(char *buf, size_t size, int kind)
+{
+	static const char *const users[] = { "1000", "1001", "65534" };
+	static const char *const groups[] = { "0", "1000", "1001" };
+	unsigned int bad = kind == LFS_ACL_ANY && !lfs_rnd(12) ? 1 + lfs_rnd(2) : 0;
+	bool named = false, force = kind == LFS_ACL_NAMED || bad == 1;
+	const char *other = lfs_gen_perm();
+	size_t len = 0, i;
+
+#define LFS_ACL_ADD(...) (len += snprintf(buf + len, size - len, __VA_ARGS__))
+	if (bad == 2)
+		LFS_ACL_ADD("o::%s,", other);
+	LFS_ACL_ADD("u::%s", lfs_gen_perm());
+	for (i = 0; i < 3; i++) {
+		if (lfs_rnd(3) && !(force && i == 2 && !named))
+			continue;
+		LFS_ACL_ADD(",u:%s:%s", users[i], lfs_gen_perm());
+		named = true;
+	}
+	LFS_ACL_ADD(",g::%s", lfs_gen_perm());
+	for (i = 0; i < 3; i++) {
+		if (lfs_rnd(3))
+			continue;
+		LFS_ACL_ADD(",g:%s:%s", groups[i], lfs_gen_perm());
+		named = true;
+	}
+	if (bad != 1 && (named || !lfs_rnd(3)))
+		LFS_ACL_ADD(",m::%s", lfs_gen_perm());
+	if (bad != 2)
+		LFS_ACL_ADD(",o::%s", other);
+#undef LFS_ACL_ADD
+}
+
 /* print one operation of kind k with its arguments */
 static void lfs_gen_step(const struct lfs_pool *p, int k)
 {
 	static const char *const flags[] = { "0", "create", "replace" };
 	static const char *const sizes[] = { "0", "1", "100", "4096", "5000", "20000" };
-	static char xattr_path[PATH_MAX];
+	static char xattr_path[PATH_MAX], acl_path[PATH_MAX];
+	static const char *acl_type = "access";
 	static unsigned int xattr_k;
-	char t1[32], t2[32], target[PATH_MAX + 8];
+	char t1[32], t2[32], target[PATH_MAX + 8], acl[256];
 	const char *name = lfs_ops[k].name;
 	unsigned int r;
 
@@ -1528,7 +2172,99 @@ static void lfs_gen_step(const struct lfs_pool *p, int k)
 	case LFS_OP_STAT:
 		printf("%s %s\n", name, lfs_pick_obj(p));
 		break;
+	case LFS_OP_SETACL:
+		/* a third default ACLs, mostly on directories */
+		acl_type = lfs_rnd(3) ? "access" : "default";
+		snprintf(acl_path, sizeof(acl_path), "%s",
+			 *acl_type == 'a' || !lfs_rnd(4) ? lfs_pick_obj(p) : lfs_pick_dir(p));
+		lfs_gen_acl(acl, sizeof(acl), LFS_ACL_ANY);
+		printf("%s %s %s %s\n", name, acl_path, acl_type, acl);
+		break;
+	case LFS_OP_RMACL:
+		/* half of them where the last setacl went */
+		if (acl_path[0] && lfs_rnd(2))
+			printf("%s %s %s\n", name, acl_path, acl_type);
+		else
+			printf("%s %s %s\n", name, lfs_pick_obj(p),
+			       lfs_rnd(3) ? "access" : "default");
+		break;
+	case LFS_OP_FSETFL:
+		r = lfs_rnd(2) ? 0 : lfs_rnd(9000);
+		printf("%s %s %u %u %u\n", name, lfs_pick_old(p), r, 1 + lfs_rnd(3000),
+		       lfs_rnd(1000000));
+		break;
+	case LFS_OP_HELDFD:
+		/* mostly a file of the lower layers, copied up by the step */
+		printf("%s %s %u %u\n", name, p->regs.n && lfs_rnd(3) ?
+		       lfs_pick(&p->regs) : lfs_pick_old(p), 1 + lfs_rnd(3000),
+		       lfs_rnd(1000000));
+		break;
 	}
+}
+
+/*
+ * lfs_gen_sure() for the ACL, F_SETFL and held-fd kinds:
+ *  - setacl: a new directory given an access and a default ACL, a file
+ *    and a directory made in it (which inherit them), the file given an
+ *    access ACL of its own;
+ *  - rmacl: an ACL with a named entry set on a new file, then removed;
+ *  - fsetfl: on a new file;
+ *  - heldfd: at step 0, when @DIR gave regular files, on one of them, in
+ *    the lower layers still (gen makes it the first kind in turn: see
+ *    lfs_cmd_gen()); else on a new file, written first.
+ */
+static unsigned long lfs_gen_sure_more(struct lfs_pool *p, int k, unsigned long i,
+				       unsigned long room, const char *r)
+{
+	char acl[256], sub[48];
+	unsigned long n;
+
+	n = k == LFS_OP_SETACL ? 6 : k == LFS_OP_RMACL ? 3 :
+	    k == LFS_OP_FSETFL ? 2 : i == 0 && p->regs.n ? 1 : 3;
+	if (n > room)
+		return 0;
+	switch (k) {
+	case LFS_OP_SETACL:
+		printf("mkdir %s 0755\n", r);
+		lfs_gen_acl(acl, sizeof(acl), LFS_ACL_VALID);
+		printf("setacl %s access %s\n", r, acl);
+		lfs_gen_acl(acl, sizeof(acl), LFS_ACL_NAMED);
+		printf("setacl %s default %s\n", r, acl);
+		printf("create %s/f 0666\n", r);
+		printf("mkdir %s/d 0777\n", r);
+		lfs_gen_acl(acl, sizeof(acl), LFS_ACL_VALID);
+		printf("setacl %s/f access %s\n", r, acl);
+		lfs_pool_add(p, r, true);
+		snprintf(sub, sizeof(sub), "%s/f", r);
+		lfs_pool_add(p, sub, false);
+		snprintf(sub, sizeof(sub), "%s/d", r);
+		lfs_pool_add(p, sub, true);
+		break;
+	case LFS_OP_RMACL:
+		printf("create %s 0640\n", r);
+		lfs_gen_acl(acl, sizeof(acl), LFS_ACL_NAMED);
+		printf("setacl %s access %s\n", r, acl);
+		printf("rmacl %s access\n", r);
+		lfs_pool_add(p, r, false);
+		break;
+	case LFS_OP_FSETFL:
+		printf("create %s 0644\n", r);
+		printf("fsetfl %s %u %u %lu\n", r, lfs_rnd(5000), 1 + lfs_rnd(3000), i);
+		lfs_pool_add(p, r, false);
+		break;
+	case LFS_OP_HELDFD:
+		if (n == 1) {
+			printf("heldfd %s %u %lu\n", lfs_pick(&p->regs),
+			       1 + lfs_rnd(3000), i);
+			break;
+		}
+		printf("create %s 0644\n", r);
+		printf("write %s 0 %u %lu\n", r, 1 + lfs_rnd(3000), i);
+		printf("heldfd %s %u %lu\n", r, 1 + lfs_rnd(3000), i + 1);
+		lfs_pool_add(p, r, false);
+		break;
+	}
+	return n;
 }
 
 /*
@@ -1546,6 +2282,8 @@ static unsigned long lfs_gen_sure(struct lfs_pool *p, int k, unsigned long i,
 
 	snprintf(r, sizeof(r), "r%lu", i);
 	snprintf(r2, sizeof(r2), "r%lu-2", i);
+	if (k >= LFS_OP_SETACL)
+		return lfs_gen_sure_more(p, k, i, room, r);
 	switch (k) {
 	case LFS_OP_CREATE:
 	case LFS_OP_MKDIR:
@@ -1716,9 +2454,12 @@ static int lfs_cmd_gen(int argc, char **argv)
 		return 2;
 	for (i = 0; i < count; i += n) {
 		if (i % 6 == 0) {
-			/* every kind in turn, so that short scripts cover all */
+			/*
+			 * every kind in turn, so that short scripts cover all;
+			 * heldfd first, on the tree as the lower layers have it
+			 */
 			do
-				k = next++ % LFS_OP_COUNT;
+				k = (LFS_OP_HELDFD + next++) % LFS_OP_COUNT;
 			while (excluded[k]);
 			n = lfs_gen_sure(&pool, k, i, count - i);
 			if (n)
@@ -1727,7 +2468,15 @@ static int lfs_cmd_gen(int argc, char **argv)
 		w = lfs_rnd(total);
 		for (k = 0; excluded[k] || w >= lfs_ops[k].weight; k++)
 			w -= excluded[k] ? 0 : lfs_ops[k].weight;
+		/*
+		 * about one step in five (of all) as an unprivileged user,
+		 * mostly on what that user owns
+		 */
+		lfs_gen_user = lfs_rnd(4) ? -1 : (int)lfs_rnd(LFS_NUSERS);
+		if (lfs_gen_user >= 0)
+			printf("as %s ", lfs_users[lfs_gen_user]);
 		lfs_gen_step(&pool, k);
+		lfs_gen_user = -1;
 		n = 1;
 	}
 	return 0;
@@ -1738,11 +2487,74 @@ static int lfs_cmd_gen(int argc, char **argv)
 static const char *const lfs_spec_dirs[] = { "a", "a/b", "c", "e", "e/f", "g" };
 static const char *const lfs_spec_leaves[] = { "x0", "x1", "x2", "x3", "x4", "x5", "x6" };
 
+/* an ACL xattr for mktree, from its text form (lfs_acl_from_text()) */
+static void lfs_spec_acl_text(const char *path, const char *name, const char *text)
+{
+	unsigned char buf[4 + 8 * LFS_ACL_MAX];
+	ssize_t len = lfs_acl_from_text(text, buf, sizeof(buf)), i;
+
+	printf("a %s %s 0x", path, name);
+	for (i = 0; i < len; i++)
+		printf("%02x", buf[i]);
+	putchar('\n');
+}
+
+/*
+ * u/ in the bottom layer, which no other layer touches: what the
+ * unprivileged steps ("as USER", mostly on what the user owns) act on.
+ * Files of 1000 and of 1001, one of group 1000 that the group may write,
+ * one that an ACL lets 1000 write and 1001 read, a set-id one; a sticky
+ * directory with files of both; a directory of 1001 that an access ACL
+ * opens to 1000 and whose default ACL new objects inherit; a set-group-ID
+ * directory of group 1000.  u/ itself belongs to 1000 and has a default
+ * ACL for 1001.
+ */
+static void lfs_spec_users(const char *b)
+{
+	char p[512];
+
+	printf("f %s/u/x0 own-1000\n", b);
+	printf("u %s/u/x0 1000 1000\n", b);
+	printf("f %s/u/x1 own-1001\n", b);
+	printf("u %s/u/x1 1001 1001\n", b);
+	printf("m %s/u/x1 0664\n", b);
+	printf("f %s/u/x2 group-1000\n", b);
+	printf("u %s/u/x2 0 1000\n", b);
+	printf("m %s/u/x2 0660\n", b);
+	printf("f %s/u/x3 acl-1000\n", b);
+	snprintf(p, sizeof(p), "%s/u/x3", b);
+	lfs_spec_acl_text(p, LFS_ACL_ACCESS, "u::rw-,u:1000:rw-,u:1001:r--,g::r--,m::rw-,o::---");
+	printf("f %s/u/x4 setid-1000\n", b);
+	printf("u %s/u/x4 1000 1000\n", b);
+	printf("m %s/u/x4 6755\n", b);
+	printf("f %s/u/s/x0 sticky-1000\n", b);
+	printf("u %s/u/s/x0 1000 1000\n", b);
+	printf("f %s/u/s/x1 sticky-1001\n", b);
+	printf("u %s/u/s/x1 1001 1001\n", b);
+	printf("m %s/u/s/x1 0666\n", b);
+	printf("m %s/u/s 1777\n", b);
+	printf("f %s/u/d/x0 dir-1001\n", b);
+	printf("u %s/u/d/x0 1001 1001\n", b);
+	printf("m %s/u/d/x0 0660\n", b);
+	printf("u %s/u/d 1001 1001\n", b);
+	snprintf(p, sizeof(p), "%s/u/d", b);
+	lfs_spec_acl_text(p, LFS_ACL_ACCESS, "u::rwx,u:1000:rwx,g::rwx,m::rwx,o::---");
+	lfs_spec_acl_text(p, LFS_ACL_DEFAULT, "u::rwx,u:1000:rw-,g::r-x,m::rwx,o::---");
+	printf("f %s/u/g/x0 setgid-dir\n", b);
+	printf("u %s/u/g/x0 0 1000\n", b);
+	printf("m %s/u/g/x0 0664\n", b);
+	printf("u %s/u/g 0 1000\n", b);
+	printf("m %s/u/g 2775\n", b);
+	printf("u %s/u 1000 1000\n", b);
+	snprintf(p, sizeof(p), "%s/u", b);
+	lfs_spec_acl_text(p, LFS_ACL_DEFAULT, "u::rwx,u:1001:rwx,g::r-x,g:1000:rwx,m::rwx,o::r-x");
+}
+
 /*
  * The bottom layer of a stack: every type in every directory, hard links
  * within the layer (across directories too), a fifo, devices, symlinks,
  * xattrs, other owners and modes; a whiteout and an opaque directory
- * that hide nothing.
+ * that hide nothing; u/ for the unprivileged steps (lfs_spec_users()).
  */
 static void lfs_spec_bottom(const char *b, char wo)
 {
@@ -1776,6 +2588,7 @@ static void lfs_spec_bottom(const char *b, char wo)
 	printf("h %s/hk/x2 %s/hl/x2\n", b, b);
 	printf("u %s/hk/x2 1000 0\n", b);
 	printf("a %s/hk/x2 trusted.test.k0 linked\n", b);
+	lfs_spec_users(b);
 }
 
 /* the layer above the bottom: hides part of it */
@@ -1791,16 +2604,13 @@ static void lfs_spec_above_bottom(const char *l, char wo)
 	printf("f %s/e/x6 above-e-x6\n", l);
 }
 
-/*
- * A POSIX ACL on path, as the kernel stores system.posix_acl_access
- * (little-endian): owner rw, user uid r, group r, mask r, other r.
- */
+/* a POSIX ACL on path: owner rw, user uid r, group r, mask r, other r */
 static void lfs_spec_acl(const char *path, unsigned int uid)
 {
-	printf("a %s system.posix_acl_access 0x02000000"
-	       "01000600ffffffff" "02000400%02x%02x%02x%02x"
-	       "04000400ffffffff" "10000400ffffffff" "20000400ffffffff\n", path,
-	       uid & 0xff, (uid >> 8) & 0xff, (uid >> 16) & 0xff, uid >> 24);
+	char text[64];
+
+	snprintf(text, sizeof(text), "u::rw-,u:%u:r--,g::r--,m::r--,o::r--", uid);
+	lfs_spec_acl_text(path, LFS_ACL_ACCESS, text);
 }
 
 /* an xattr value past 255 bytes, or binary with NULs, on path */
@@ -1823,7 +2633,8 @@ static void lfs_spec_big_xattr(const char *path)
 /*
  * one random entry of layer l, over the shared pool of names, or an
  * attribute of one: modes, owners, xattrs of every namespace a tmpfs
- * layer keeps (trusted, security, POSIX ACLs; long and binary values),
+ * layer keeps (trusted, security, POSIX ACLs, default ones on
+ * directories; long and binary values),
  * devices, fifos and sockets under names of their own, hard links in
  * hl/ and hk/ (which no whiteout or opaque directory reaches, so that
  * every link stays visible), xwhiteouts but with overlay (6.1's has
@@ -1876,6 +2687,11 @@ static void lfs_spec_random(const char *l, unsigned int li, bool overlay)
 	} else if (k < 29) {
 		printf("m %s/%s %s\n", l, d2, LFS_PICK(lfs_dir_modes));
 		printf("a %s/%s security.test.d%u s%u\n", l, d2, lfs_rnd(2), li);
+		/* what new objects in it inherit (those of this layer too) */
+		snprintf(path, sizeof(path), "%s/%s", l, d2);
+		lfs_spec_acl_text(path, LFS_ACL_DEFAULT, li % 2 ?
+				  "u::rwx,u:1000:rwx,g::r-x,m::rwx,o::r-x" :
+				  "u::rwx,g::r-x,g:1001:rwx,m::rwx,o::---");
 	} else if (k < 30) {
 		printf("f %s v%u-%u\n", path, li, lfs_rnd(100000));
 		printf("a %s security.test.k%u s%u\n", path, lfs_rnd(2), li);

@@ -14,11 +14,12 @@ teardown() {
 # files, directories, symlinks, chardev whiteouts and opaque directories
 # over a shared pool of names; modes, owners, set-id bits; xattrs of
 # every namespace (user.* only where the layers are on ext4: 6.1's tmpfs
-# has none; values past 255 bytes, binary ones, POSIX ACLs); devices,
-# fifos and sockets under names of their own; hard links within a layer
-# and across layers, all in h/, which no whiteout or opaque directory
-# reaches, so that every link of a file shows and a flattened copy has
-# its link count.
+# has none; values past 255 bytes, binary ones, POSIX ACLs, default ACLs
+# on directories, which what the layer makes in them later inherits);
+# devices, fifos and sockets under names of their own; hard links within
+# a layer and across layers, all in h/, which no whiteout or opaque
+# directory reaches, so that every link of a file shows and a flattened
+# copy has its link count.
 random_layers() {
 	local n=$1 l i k name dirs=(a a/b a/b/c d e/f) long
 	RANDOM=$2
@@ -76,6 +77,8 @@ random_layers() {
 				printf 'm L%s/%s %o\n' "$l" "$name" $((RANDOM % 2 * 512 + 448 + RANDOM % 64))
 				echo "u L$l/$name $((RANDOM % 2 * 1000)) 0"
 				echo "a L$l/$name trusted.t.dir d$l"
+				# default ACL u::rwx,u:1000:rwx,g::r-x,m::rwx,o::r-x
+				echo "a L$l/$name system.posix_acl_default 0x0200000001000700ffffffff02000700e803000004000500ffffffff10000700ffffffff20000500ffffffff"
 				;;
 			19) echo "l L$l/${name%/*}/long$((RANDOM % 2)) $(printf 't%.0s' {1..200})" ;;
 			esac
@@ -152,6 +155,7 @@ random_layers() {
 		[[ $dump == *" trusted.t.bin=0x00"* ]]
 		[[ $dump == *" security.t.s"* ]]
 		[[ $dump == *" system.posix_acl_access=0x02"* ]]
+		[[ $dump == *" system.posix_acl_default=0x02"* ]]
 		[[ $dump == *" trusted.t.dir=d"* ]]
 		if [ "$fs" = ext4 ]; then
 			[[ $dump == *" user.u.k"* ]]

@@ -28,6 +28,8 @@ CAP=0x0100000200200000000000000000000000000000
 # xattr values of ACLs (little-endian: version 2, then tag, perm, id):
 # user::rw-,user:2000:r--,group::r--,mask::r--,other::---
 ACL_U2000=0x0200000001000600ffffffff02000400d007000004000400ffffffff10000400ffffffff20000000ffffffff
+# a default ACL: user::rwx,user:2000:rwx,group::r-x,mask::rwx,other::---
+DACL_U2000=0x0200000001000700ffffffff02000700d007000004000500ffffffff10000700ffffffff20000000ffffffff
 # the same without the mask: not a valid ACL
 ACL_NOMASK=0x0200000001000600ffffffff02000400d007000004000400ffffffff20000000ffffffff
 
@@ -74,6 +76,13 @@ u $r/fa/o2 1000 1000
 f $r/fa/o3 o
 f $r/fa/ia ia
 f $r/fa/idir/f f
+f $r/inh/f f
+f $r/inh/d/f f
+a $r/inh system.posix_acl_default $DACL_U2000
+f $r/sgd/f f
+f $r/sgd/d/f f
+u $r/sgd 0 2000
+m $r/sgd 2775
 EOF
 }
 
@@ -191,6 +200,38 @@ mode $LU/sgmod => 755
 chmod $OM/sgmod 2755
 mode $OM/sgmod => 755
 EOF
+}
+
+@test "what replaces a removed lower object inherits the default ACL and set-group-ID of its directory, as on a plain filesystem and overlay" {
+	local d got=()
+	for d in "$T/R" "$LM" "$OM"; do
+		rm -r "$d/inh/f" "$d/inh/d" "$d/sgd/f" "$d/sgd/d"
+		# the umask is what a default ACL replaces
+		(
+			umask 077
+			echo n >"$d/inh/f"
+			mkdir "$d/inh/d"
+			echo n >"$d/sgd/f"
+			mkdir "$d/sgd/d"
+		)
+		cd "$d"
+		run stat -c '%n %a %u:%g' inh/f inh/d sgd/f sgd/d
+		[ "$status" = 0 ]
+		got+=("$output")
+		run getfacl -cp inh/f inh/d
+		[ "$status" = 0 ]
+		got+=("$output")
+		cd /
+	done
+	same_text "modes and owners in the reference" "${got[0]}" 'inh/f 660 0:0
+inh/d 770 0:0
+sgd/f 600 0:2000
+sgd/d 2700 0:2000'
+	same_text "modes and owners on layerfs" "${got[2]}" "${got[0]}"
+	same_text "modes and owners on overlay" "${got[4]}" "${got[0]}"
+	[[ ${got[1]} == *"default:user:2000:rwx"* ]]
+	same_text "ACLs on layerfs" "${got[3]}" "${got[1]}"
+	same_text "ACLs on overlay" "${got[5]}" "${got[1]}"
 }
 
 @test "trusted.* and security.* stay with the privileged: not read, listed, set or removed by others" {

@@ -2,10 +2,13 @@
 # Write side, differentially: seeded scripts of every write operation
 # (lfs-opseq gen) applied to a writable mount and to the stack flattened
 # on tmpfs without layerfs (lfs-probe flatten) give identical step logs
-# (results, errnos,
-# contents read back, listings, inode number stability) and identical
-# final trees (types, modes, owners, sizes, contents, link targets,
-# devices, every xattr in full, hard-link groups, preserved mtimes); the
+# (results, errnos, contents read back, listings, inode number
+# stability, the mode, owner and inherited ACLs of new objects, POSIX
+# ACLs set and removed, F_SETFL O_APPEND, what an fd opened before a
+# copy-up reads after it; a fifth of the steps as an unprivileged user,
+# whose permission errors must match) and identical final trees (types,
+# modes, owners, sizes, contents, link targets, devices, every xattr in
+# full, ACLs in text form, hard-link groups, preserved mtimes); the
 # tree survives a remount and the lower layers never change.
 #
 # LFS_FSTYPE=overlay runs the suite on the kernel's overlay, to validate

@@ -35,7 +35,8 @@ fi
 # every kind lfs-opseq gen draws (lfs_ops[] in tools/lfs-opseq.c)
 DIFF_OPS=(create otrunc write append truncate mkdir fifo sock chr blk
 	symlink link unlink rmdir rename noreplace exchange tmpfile chmod
-	chown lchown utimes setxattr rmxattr xattrs read readdir stat rmtree)
+	chown lchown utimes setxattr rmxattr xattrs read readdir stat rmtree
+	setacl rmacl fsetfl heldfd)
 
 # Names hidden in the lower layers (whited out, under opaque directories,
 # whiteouts in the bottom layer; see lfs_spec_stack()): the scripts make
@@ -140,12 +141,20 @@ diff_remove_stacks() {
 
 # diff_count LOG: add the kinds that succeeded in LOG to the caller's
 # associative array diff_ok; set diff_steps and diff_zero to the number
-# of steps and of successful steps
+# of steps and of successful steps, diff_user and diff_user_zero to those
+# of the steps run as an unprivileged user ("N as USER OP ...")
 diff_count() {
 	local _n op rest
-	diff_steps=0 diff_zero=0
+	diff_steps=0 diff_zero=0 diff_user=0 diff_user_zero=0
 	while read -r _n op rest; do
 		diff_steps=$((diff_steps + 1))
+		if [ "$op" = as ]; then
+			rest=${rest#* }
+			op=${rest%% *}
+			rest=${rest#"$op"}
+			diff_user=$((diff_user + 1))
+			[[ $rest != *" -> 0"* ]] || diff_user_zero=$((diff_user_zero + 1))
+		fi
 		if [[ $rest == *" -> 0"* ]]; then
 			diff_zero=$((diff_zero + 1))
 			diff_ok[$op]=1
@@ -163,11 +172,13 @@ diff_count() {
 # test: a remount costs seconds).  Then the stack's layers must be as
 # before (contents, every xattr, inode numbers, link counts, blocks,
 # c/mtimes of every object), and every operation kind must have
-# succeeded at least once.
+# succeeded at least once.  About a fifth of the steps run as an
+# unprivileged user (lfs-opseq "as USER"): their permission errors must
+# match too, and some of them must succeed.
 diff_check() {
 	local n=$1 fs=$2 lw uw seed list t s flags=() bad=0 missing=
 	local -A diff_ok=()
-	local diff_steps diff_zero
+	local diff_steps diff_zero diff_user diff_user_zero
 	shift 2
 
 	list=$(diff_lowers "$n")
@@ -209,8 +220,11 @@ diff_check() {
 		fi
 		diff_same "final trees (seed $seed, plain vs $LFS_FSTYPE)" "$s.ref.dump" "$s.fs.dump" || bad=1
 		diff_count "$s.ref.log"
-		echo "# seed $seed: $diff_steps steps, $diff_zero succeeded"
+		echo "# seed $seed: $diff_steps steps, $diff_zero succeeded;" \
+			"$diff_user as a user, $diff_user_zero of them succeeded"
 		((diff_steps == DIFF_STEPS)) || bad=1
+		# the unprivileged steps are there, and not all refused
+		((diff_user >= DIFF_STEPS / 10 && diff_user_zero > 0)) || bad=1
 		((bad == 0)) || return 1
 	done
 	"$OPSEQ" dump -r "$DIFF_STACKS/s$n" >"$lw/layers.after" || return 1

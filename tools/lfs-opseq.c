@@ -408,8 +408,17 @@ static void lfs_fact_new(FILE *out, const char *path)
  * ACLs), sorted, as " x:NAME=VALUE" with the whole value (in hex when it
  * is not plain text).  trusted.overlay.* is printed too: through a mount
  * it must never show, in a raw layer it is part of what must not change.
- * POSIX ACLs are printed in their text form (lfs_acl_print()).
+ * POSIX ACLs are printed in their text form (lfs_acl_print()).  Left out:
+ * the names under which a filesystem keeps the ACLs themselves and shows
+ * them to root (XFS: trusted.SGI_ACL_FILE and _DEFAULT), which a plain
+ * copy elsewhere does not have; the ACLs are printed as system.* anyway.
  */
+static bool lfs_is_fs_acl_store(const char *name)
+{
+	return !strcmp(name, "trusted.SGI_ACL_FILE") ||
+	       !strcmp(name, "trusted.SGI_ACL_DEFAULT");
+}
+
 static void lfs_print_xattrs(FILE *out, const char *path, const char *sep)
 {
 	char *names, *val, **list;
@@ -424,7 +433,8 @@ static void lfs_print_xattrs(FILE *out, const char *path, const char *sep)
 	}
 	list = lfs_xrealloc(NULL, (len + 1) * sizeof(*list));
 	for (i = 0; i < len; i += strlen(names + i) + 1)
-		list[n++] = names + i;
+		if (!lfs_is_fs_acl_store(names + i))
+			list[n++] = names + i;
 	qsort(list, n, sizeof(*list), lfs_cmp_str);
 	for (j = 0; j < n; j++) {
 		vl = lfs_xattr_get(path, list[j], &val);

@@ -15,11 +15,14 @@
  * mount's lfs_inode.lock, which a copy-up's llseek of the inner file
  * takes.  Each stacking depth has its own lockdep classes.
  * Write access to the upper mount (its sb_writers) is taken after the
- * lower layers were read: a write operation looks a name up in them, or
- * lists a directory, first.  A lower layer may be a stacked mount, whose
- * create takes its directory's i_rwsem and then the sb_writers of its
- * upper filesystem, which may be the same as ours (lockdep's sb_writers
- * classes are per filesystem type).
+ * lower directories were looked into: a write operation looks a name up
+ * in them, or lists one, first.  A lower layer may be a stacked mount,
+ * whose create takes its directory's i_rwsem and then the sb_writers of
+ * its upper filesystem, which may be the same as ours (lockdep's
+ * sb_writers classes are per filesystem type).  Reading a lower file's
+ * data and attributes under our sb_writers (copy-up) takes no directory
+ * lock of the mount below, only its copy-up lock in llseek, which that
+ * mount itself takes after its own sb_writers.
  */
 #ifndef _LAYERFS_H
 #define _LAYERFS_H

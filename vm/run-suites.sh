@@ -2,20 +2,21 @@
 # Run the guest suites over several guests at once and judge them as one.
 #   vm/run-suites.sh [BATS_FILE...]     (default: every tests/bats/*.bats)
 #
-# The suites are split over VM_GUESTS guests (default 2, one vCPU each:
-# under TCG a guest's tests mostly run one process at a time, so two
-# one-CPU guests do about twice the work of one two-CPU guest).  The split
-# balances the suites' durations: those the last run measured
-# (build/vm-suite-times), else the committed ones (vm/suite-times), else
-# 60 s for a suite neither knows.  Each guest is a vm/run.sh with its own
-# results (LFS_RESULTS/gN) and scratch disk, judged by run.sh as ever;
-# the run fails if any guest fails.  The guests' TAPs are merged into
-# LFS_RESULTS/tap, and the last line is "N passed, M failed, K skipped".
+# The suites run on VM_GUESTS guests (default 2, one vCPU each: under TCG
+# a guest's tests mostly run one process at a time, so two one-CPU guests
+# do about twice the work of one two-CPU guest).  They wait in a queue
+# that every guest shares, the longest first by the durations the last
+# run measured (build/vm-suite-times), else the committed ones
+# (vm/suite-times), else 60 s for a suite neither knows; each guest takes
+# the next whenever it ends one.  Each guest is a vm/run.sh with its own
+# results (LFS_RESULTS/gN) and scratch disk, judged by run.sh on the
+# suites it ran; the run fails if any guest fails or a suite was left in
+# the queue.  The guests' TAPs are merged into LFS_RESULTS/tap, and the
+# last line is "N passed, M failed, K skipped".
 #
 # VM_HOST_JOB: a command (make test's host suites that boot guests of their
-# own) that runs on the host in the last guest's stream, before that guest
-# boots; VM_HOST_JOB_WEIGHT (seconds) is what the split counts for it.
-# Its status is its caller's to judge (the job writes its own results).
+# own) that runs on the host beside the guests.  Its status is its
+# caller's to judge (the job writes its own results).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
@@ -52,45 +53,37 @@ lfs_weight() {
 	echo 60
 }
 
-# Longest first, each to the guest with the least so far; each guest then
-# runs its suites in the usual (numeric) order.
-declare -a load group
-for ((g = 0; g < guests; g++)); do
-	load[g]=0 group[g]=
-done
-[ -z "${VM_HOST_JOB:-}" ] || load[guests - 1]=${VM_HOST_JOB_WEIGHT:-300}
+# The queue: one file per suite, named by its rank, the longest first;
+# each guest takes the first one left whenever it ends a suite
+# (vm/guest/init lfs_claim), so the guests end within about the last
+# suite's time of each other, whatever the estimates missed.
+rm -rf "$res"
+mkdir -p "$res/queue/todo" "$res/queue/taken"
+rank=0 total=0
 while read -r w t; do
-	best=0
-	for ((g = 1; g < guests; g++)); do
-		[ "${load[g]}" -lt "${load[best]}" ] && best=$g
-	done
-	load[best]=$((load[best] + w))
-	group[best]+=" $t"
+	rank=$((rank + 1)) total=$((total + w))
+	echo "$t" >"$res/queue/todo/$(printf '%03d' $rank)-$(basename "$t" .bats)"
 done < <(for t in "${suites[@]}"; do
 	echo "$(lfs_weight "$(basename "$t" .bats)") $t"
 done | sort -k1,1nr -k2)
-
-rm -rf "$res"
-mkdir -p "$res"
+echo "vm: ${#suites[@]} suites (about $total s) queued for $guests guests"
 # what the guests share is made once, before they start
-for ((g = 0; g < guests; g++)); do
-	read -ra mine <<<"${group[g]}"
-	mapfile -t mine < <(printf '%s\n' "${mine[@]}" | sort)
-	group[g]="${mine[*]}"
-	echo "vm: guest $((g + 1)) of $guests (about ${load[g]} s): ${group[g]}"
-	"$here/run.sh" prepare "${mine[@]}" || exit 1
-done
+"$here/run.sh" prepare "${suites[@]}" || exit 1
 
+# the host job, beside the guests from the start
+if [ -n "${VM_HOST_JOB:-}" ]; then
+	(
+		bash -c "$VM_HOST_JOB" >"$res/host-job.out" 2>&1
+		echo $? >"$res/host-job.rc"
+	) &
+	host_pid=$!
+fi
 pids=()
 for ((g = 0; g < guests; g++)); do
-	read -ra mine <<<"${group[g]}"
 	(
-		if [ -n "${VM_HOST_JOB:-}" ] && [ $g = $((guests - 1)) ]; then
-			bash -c "$VM_HOST_JOB" >"$res/host-job.out" 2>&1
-			echo $? >"$res/host-job.rc"
-		fi
 		LFS_RESULTS=$res/g$((g + 1)) VM_CPUS=${VM_CPUS_EACH:-1} \
-			"$here/run.sh" test "${mine[@]}" 2>&1 | tee "$res/g$((g + 1)).out" |
+			LFS_QUEUE=$res/queue LFS_QUEUE_ID=g$((g + 1)) \
+			"$here/run.sh" test 2>&1 | tee "$res/g$((g + 1)).out" |
 			sed -u "s/^/[g$((g + 1))] /"
 		exit "${PIPESTATUS[0]}"
 	) &
@@ -113,15 +106,26 @@ for ((g = 0; g < guests; g++)); do
 	grep -h '^vm: FAIL: ' "$res/g$((g + 1)).out" | sed "s/^vm: /vm: guest $((g + 1)): /" >&2
 done
 
-# one TAP for the run; the next run balances by what this one measured
-all=()
+[ -z "${VM_HOST_JOB:-}" ] || wait "$host_pid"
+
+# one TAP for the run, of every suite: one that no guest took (both
+# stopped early) counts as failed; the next run orders the queue by what
+# this one measured
 mkdir -p "$res/suites"
 for ((g = 0; g < guests; g++)); do
-	read -ra mine <<<"${group[g]}"
-	all+=("${mine[@]}")
+	echo "vm: guest $((g + 1)) ran: $(xargs -r -n 1 basename -s .bats <"$res/g$((g + 1))/claimed" 2>/dev/null | paste -sd' ')"
 	cp "$res/g$((g + 1))"/suites/* "$res/suites/" 2>/dev/null
 done
-mapfile -t all < <(printf '%s\n' "${all[@]}" | sort)
+left=$(ls "$res/queue/todo")
+if [ -n "$left" ]; then
+	rc=1
+	echo "vm: FAIL: no guest ran $(paste -sd" " <<<"$left")" >&2
+	for f in "$res"/queue/todo/*; do
+		n=$(bats --count "$repo/$(cat "$f")") || n=1
+		failed=$((failed + n))
+	done
+fi
+mapfile -t all < <(printf '%s\n' "${suites[@]}" | sort)
 "$here/tap-merge.sh" "$res" "${all[@]}" >"$res/tap" 2>/dev/null
 for f in "$res"/suites/*.time; do
 	[ -f "$f" ] && echo "$(basename "$f" .time) $(cat "$f")"

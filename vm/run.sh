@@ -35,6 +35,10 @@
 #                 kmemleak are not asked for
 #   LFS_KO        the module the guest loads, relative to the repository
 #                 (default src/layerfs.ko; 'make bench' gives its perf build)
+#   LFS_QUEUE, LFS_QUEUE_ID  test mode: the guest named LFS_QUEUE_ID also
+#                 runs the suites it takes from the queue directory
+#                 LFS_QUEUE (vm/run-suites.sh), which it shares with the
+#                 other guests of the run; it is judged on those it took
 #   LFS_FSTYPE, LFS_GUEST_ENV ("VAR=VALUE ...")  passed to the guest's
 #                 environment (kernel command line: no spaces in values)
 #
@@ -85,7 +89,10 @@ for t in "$@"; do
 	}
 	tests+=("$t")
 done
-if [ ${#tests[@]} = 0 ] && { [ "$mode" = test ] || [ "$mode" = prepare ]; }; then
+# with a queue (LFS_QUEUE), no suite given means only the queue's
+run_given=${tests[*]}
+if [ ${#tests[@]} = 0 ] && { [ "$mode" = prepare ] ||
+	{ [ "$mode" = test ] && [ -z "${LFS_QUEUE:-}" ]; }; }; then
 	for t in "$repo"/tests/bats/*.bats; do
 		tests+=("${t#"$repo"/}")
 	done
@@ -133,8 +140,11 @@ lfs_digest() {
 	done | sha256sum | cut -c1-16
 }
 
+# the base image serves every suite this guest may run: also the queue's
 with_images=0
-case " ${tests[*]} " in
+queued=()
+[ -z "${LFS_QUEUE:-}" ] || mapfile -t queued < <(cat "$LFS_QUEUE"/todo/* 2>/dev/null)
+case " ${tests[*]} ${queued[*]} " in
 *" tests/bats/55-images.bats "*)
 	[ -x "$repo/build/bin/oci2ovl" ] && [ -f "$images/debian/index.json" ] &&
 		[ -f "$images/deep/index.json" ] && with_images=1
@@ -225,6 +235,12 @@ cmdline+=" LFS_RUN_LIMIT=$run_limit"
 [ "$expect_reset" = 1 ] && cmdline+=" LFS_EXPECT_RESET=1"
 [ -n "${LFS_FSTYPE:-}" ] && cmdline+=" LFS_FSTYPE=$LFS_FSTYPE"
 [ -n "${LFS_GUEST_ENV:-}" ] && cmdline+=" $LFS_GUEST_ENV"
+queue=()
+if [ -n "${LFS_QUEUE:-}" ] && [ "$mode" = test ]; then
+	cmdline+=" LFS_QUEUE_ID=${LFS_QUEUE_ID:?LFS_QUEUE needs LFS_QUEUE_ID}"
+	queue=(-fsdev "local,id=queue,path=$LFS_QUEUE,security_model=none"
+		-device virtio-9p-pci,fsdev=queue,mount_tag=queue)
+fi
 
 accel=(-accel tcg,thread=multi -cpu "${VM_CPU:-max}")
 [ "${LFS_KVM:-0}" = 1 ] && accel=(-accel kvm -cpu host)
@@ -235,7 +251,7 @@ qemu=(qemu-system-x86_64 "${accel[@]}" -m "${VM_MEM:-2G}" -smp "${VM_CPUS:-2}"
 	-device virtio-9p-pci,fsdev=rootfs,mount_tag=root
 	-fsdev "local,id=results,path=$res,security_model=none"
 	-device virtio-9p-pci,fsdev=results,mount_tag=results
-	-drive "file=$scratch,format=raw,if=virtio,cache=unsafe")
+	-drive "file=$scratch,format=raw,if=virtio,cache=unsafe" "${queue[@]}")
 if [ -n "$script" ]; then
 	# arguments travel in a file: the kernel command line is short and unquoted
 	printf '%s' "$script_args" >"$res/script.args"
@@ -253,5 +269,11 @@ echo "vm: guest ran $(($(date +%s) - start)) s" >"$res/time"
 
 echo "$qemu_rc" >"$res/qemu.rc"
 [ "$mode" != script ] || tests=("$script")
+# with a queue, the guest is judged on the suites it ran: those it was
+# given on its command line, then those it took
+if [ ${#queue[@]} != 0 ]; then
+	[ -n "$run_given" ] || tests=()
+	[ ! -f "$res/claimed" ] || mapfile -t -O ${#tests[@]} tests <"$res/claimed"
+fi
 LFS_EXPECT_RESET=$expect_reset FLAVOUR=$flavour VM_TIMEOUT=$timeout_s \
 	exec "$here/judge.sh" "$mode" "$res" "${tests[@]}"

@@ -67,9 +67,7 @@ done
 
 # The host suites: those that boot no guest first (build/host-a, phase
 # host-tests); those that boot guests of their own (build/host-b) run beside
-# the guest suites, in the stream of the second guest before it boots,
-# where the split of the guest suites counts their time
-# (vm/run-suites.sh VM_HOST_JOB): phase "guests" is both.
+# the guest suites (vm/run-suites.sh VM_HOST_JOB): phase "guests" is both.
 host_a=() host_b=()
 for t in tests/bats/host/*.bats; do
 	case $t in
@@ -96,17 +94,6 @@ else
 	quick_host_pid=$!
 fi
 
-# what the guest-booting host suites took last time (else a fixed guess)
-lfs_host_b_weight() {
-	local w=0 t s
-	for t in "${host_b[@]}"; do
-		s=$(awk -v n="host/$(basename "$t" .bats)" '$1 == n { print int($2 + 0.5) }' \
-			build/vm-suite-times vm/suite-times 2>/dev/null | head -n 1)
-		w=$((w + ${s:-200}))
-	done
-	echo $w
-}
-
 # Each guest's hang limit: about twice what its suites take on an idle
 # machine, so that a busy one does not fail, and a hang still ends the run
 # (with its report) well inside CI's 90 minutes.
@@ -115,8 +102,6 @@ if [ $quick = 1 ]; then
 	VM_GUESTS=1 VM_CPUS=1 lfs_phase vm-test bash -c 'vm/run-suites.sh $LFS_QUICK_SUITES 2>&1 | tee build/vm.out; exit ${PIPESTATUS[0]}'
 else
 	export VM_HOST_JOB="env LFS_HOST_JOBS=1 vm/host-suites.sh build/host-b ${host_b[*]}"
-	VM_HOST_JOB_WEIGHT=$(lfs_host_b_weight)
-	export VM_HOST_JOB_WEIGHT
 	lfs_phase guests bash -c 'vm/run-suites.sh 2>&1 | tee build/vm.out; exit ${PIPESTATUS[0]}'
 fi
 vm_rc=$?
@@ -133,7 +118,7 @@ if [ $quick = 1 ]; then
 	lfs_add_counts build/host-a/tap
 else
 	# the guest-booting host suites: their output, their counts, and their
-	# seconds for the next run's split
+	# seconds
 	cat build/vm-results/host-job.out 2>/dev/null || cat build/vm-results.host-job.out 2>/dev/null
 	lfs_add_counts build/host-b/tap
 	for f in build/host-b/suites/*.time; do

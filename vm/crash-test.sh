@@ -59,7 +59,7 @@ for ((k = 1; k <= rounds + 1; k++)); do
 	[ $k -le "$rounds" ] && reset=1
 	echo "crash: boot $k: ${steps[*]}"
 	LFS_RESULTS=$out/boot-$k LFS_SCRATCH=$out/scratch.img \
-		LFS_SCRATCH_KEEP=$keep LFS_EXPECT_RESET=$reset \
+		LFS_SCRATCH_KEEP=$keep LFS_SCRATCH_BLANK=1 LFS_EXPECT_RESET=$reset \
 		VM_TIMEOUT=${VM_TIMEOUT:-900} \
 		"$here/run.sh" script vm/guest/crash-copyup.sh "$fstype" "$seed" \
 		"$nfiles" "$mib" "$maxdelay" "${steps[@]}" >"$out/boot-$k.out" 2>&1

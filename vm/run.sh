@@ -25,6 +25,9 @@
 #   LFS_SELFTEST  harness self-tests, see vm/guest/init
 #   LFS_RESULTS   where results go (default build/vm-results)
 #   LFS_SCRATCH   the ext4 scratch disk image (default LFS_RESULTS.scratch.img)
+#   LFS_SCRATCH_BLANK=1  the scratch disk is an empty ext4 file system, not a
+#                 copy of the base image with the fixtures (harness and
+#                 crash guests, which use none)
 #   LFS_SCRATCH_KEEP=1  boot on the existing scratch image as it is (no mkfs),
 #                 e.g. to look at what a guest reset left on it
 #   LFS_EXPECT_RESET=1  the guest is meant to end in a reset without sync
@@ -112,15 +115,15 @@ if [ "${LFS_SCRATCH_KEEP:-0}" = 1 ]; then
 fi
 # The scratch disk starts as a copy of a base image: the trees too slow to
 # build in the guest (tests/bats/fixtures.sh), made on the host, and for
-# runs that include 55-images the debian and deep images imported into an
-# oci2ovl store with the references its tests compare with (fixtures.sh
-# --images; importing in the guest takes minutes under TCG; the store
-# names its layers by relative paths, so it works where the guest finds
-# it).  Making one costs minutes (mkfs.ext4 -d of 100k+ names among
-# them), so each is kept in the cache, named by a digest of everything
-# it is made from: a fresh clone reuses it as it reuses the kernel.
+# runs that include 55-images or 80-podman the stores of images those
+# suites use (lfs_import_images: importing in the guest takes tens of
+# minutes under TCG; the stores name their layers by relative paths, so
+# they work where the guest finds them).  Making one costs minutes
+# (mkfs.ext4 -d of 100k+ names among them), so each is kept in the cache,
+# named by a digest of everything it is made from: a fresh clone reuses
+# it as it reuses the kernel.
 fixtures=$repo/build/fixtures
-imported=$repo/build/fixtures-images-55
+imported=$repo/build/fixtures-images
 gen=$repo/tests/bats/fixtures.sh
 ocitests=$repo/tools/oci2ovl/tests
 fxcache=$cache/fixtures
@@ -145,9 +148,10 @@ with_images=0
 queued=()
 [ -z "${LFS_QUEUE:-}" ] || mapfile -t queued < <(cat "$LFS_QUEUE"/todo/* 2>/dev/null)
 case " ${tests[*]} ${queued[*]} " in
-*" tests/bats/55-images.bats "*)
+*" tests/bats/55-images.bats "* | *" tests/bats/80-podman.bats "*)
 	[ -x "$repo/build/bin/oci2ovl" ] && [ -f "$images/debian/index.json" ] &&
-		[ -f "$images/deep/index.json" ] && with_images=1
+		[ -f "$images/deep/index.json" ] && [ -f "$images/busybox/index.json" ] &&
+		[ -f "$images/deep-60/index.json" ] && with_images=1
 	;;
 esac
 fx_key=$(lfs_digest "$gen" "$ocitests/mkimages.sh" "$ocitests/lfs_tree.py" \
@@ -158,7 +162,8 @@ kind=scratch-base-${VM_DISK:-4G}
 if [ $with_images = 1 ]; then
 	fx_key=$(lfs_digest "$fx_key" "$repo"/tools/oci2ovl/*.[ch] \
 		"$repo/tools/oci2ovl.mk" "$images/debian/index.json" \
-		"$images/deep/index.json")
+		"$images/deep/index.json" "$images/busybox/index.json" \
+		"$images/deep-60/index.json" "$(skopeo --version 2>&1)")
 	kind+=-images
 fi
 base=$fxcache/$kind-$fx_key.img
@@ -172,17 +177,32 @@ lfs_make_fixtures() {
 	echo "$fx_key" >"$fixtures/.key"
 }
 
+# lfs_import_images: what the image suites find on the scratch disk, made
+# on the host (in the guest under TCG it costs tens of minutes):
+#   images-55/  55-images' oci2ovl store of the debian and deep images
+#               and its references
+#   podman-80/storage  80-podman's containers-storage (the overlay driver
+#               with a mount program) with busybox as localhost/bb and
+#               deep-60 as localhost/deep60, copied in by skopeo
 lfs_import_images() {
-	local img oci2ovl=$repo/build/bin/oci2ovl
+	local img oci2ovl=$repo/build/bin/oci2ovl i=$imported/images-55
+	local p=$imported/podman-80 cs
 	rm -rf "$imported"
-	mkdir -p "$imported"
+	mkdir -p "$i" "$p/run" || return 1
 	for img in debian deep; do
-		OCI2OVL_STORE=$imported/store "$oci2ovl" import --whiteout chardev \
+		OCI2OVL_STORE=$i/store "$oci2ovl" import --whiteout chardev \
 			--no-sync "$images/$img:latest" --name "$img" >/dev/null || return 1
 	done
-	"$gen" --images "$imported/store" "$imported/ref" || return 1
+	"$gen" --images "$i/store" "$i/ref" || return 1
 	# what 55-images asks for before it starts
-	touch "$imported/.stamp"
+	touch "$i/.stamp"
+	cs="containers-storage:[overlay@$p/storage+$p/run"
+	cs+=":overlay.mount_program=$repo/build/bin/layerfs-mount]"
+	for img in busybox:bb deep-60:deep60; do
+		skopeo copy -q "oci:$images/${img%%:*}:latest" \
+			"${cs}localhost/${img#*:}:latest" || return 1
+	done
+	rm -rf "$p/run"
 }
 
 # lfs_make_base: the base image, made from fresh trees into the cache
@@ -191,17 +211,19 @@ lfs_make_base() {
 	local tmp=$base.tmp.$$ rc old
 	echo "run: making the scratch disk's base image $kind ($fx_key)"
 	lfs_make_fixtures || return 1
+	# (what a run killed while making one may have left there)
+	rm -rf "$fixtures/images-55" "$fixtures/podman-80"
 	if [ $with_images = 1 ]; then
 		lfs_import_images || return 1
 	fi
 	mkdir -p "$fxcache" || return 1
 	truncate -s "${VM_DISK:-4G}" "$tmp" || return 1
-	# the store joins the fixtures by a rename there and back
-	[ $with_images = 0 ] || mv "$imported" "$fixtures/images-55" || return 1
+	# the stores join the fixtures by a rename there and back
+	[ $with_images = 0 ] || mv "$imported"/* "$fixtures/" || return 1
 	mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 \
 		-d "$fixtures" "$tmp"
 	rc=$?
-	[ $with_images = 0 ] || mv "$fixtures/images-55" "$imported" || rc=1
+	[ $with_images = 0 ] || mv "$fixtures/images-55" "$fixtures/podman-80" "$imported/" || rc=1
 	[ $with_images = 0 ] || rm -rf "$imported"
 	if [ $rc != 0 ]; then
 		rm -f "$tmp"
@@ -213,8 +235,28 @@ lfs_make_base() {
 	mv "$tmp" "$base"
 }
 
-if [ "${LFS_SCRATCH_KEEP:-0}" != 1 ]; then
-	[ -f "$base" ] || lfs_make_base || {
+# lfs_base: the base image, made unless the cache has it; guests started
+# together wait for the one that makes it
+lfs_base() {
+	[ ! -f "$base" ] || return 0
+	mkdir -p "$fxcache" || return 1
+	(
+		flock 9 || exit 1
+		[ ! -f "$base" ] || exit 0
+		# what a run killed while making one left
+		rm -f "$fxcache/$kind"-????????????????.img.tmp.*
+		lfs_make_base
+	) 9>"$fxcache/.lock"
+}
+
+if [ "${LFS_SCRATCH_BLANK:-0}" = 1 ] && [ "${LFS_SCRATCH_KEEP:-0}" != 1 ]; then
+	# a guest that needs no fixtures: an empty file system, made in a second
+	rm -f "$scratch"
+	truncate -s "${VM_DISK:-4G}" "$scratch" &&
+		mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$scratch" ||
+		exit 1
+elif [ "${LFS_SCRATCH_KEEP:-0}" != 1 ]; then
+	lfs_base || {
 		echo "run: making the scratch disk failed" >&2
 		exit 1
 	}

@@ -65,9 +65,11 @@ for step in "${steps[@]}"; do
 	fi
 done
 
-# The host suites: those that boot no guest first (build/host-a, phase
-# host-tests); those that boot guests of their own (build/host-b) run beside
-# the guest suites (vm/run-suites.sh VM_HOST_JOB): phase "guests" is both.
+# The host suites run beside the guests, each on its own: those that boot
+# no guest (build/host-a, phase host-tests) one at a time from here, those
+# that boot guests of their own (build/host-b) from vm/run-suites.sh
+# (VM_HOST_JOB, counted in phase "guests").  Everything after the builds
+# shares the two cores, so none of them waits for another to end.
 host_a=() host_b=()
 for t in tests/bats/host/*.bats; do
 	case $t in
@@ -76,23 +78,16 @@ for t in tests/bats/host/*.bats; do
 	esac
 done
 rm -rf build/host-a build/host-b build/host-a.seconds
-if [ $quick = 0 ]; then
-	lfs_phase host-tests vm/host-suites.sh build/host-a "${host_a[@]}"
-	lfs_add_counts build/host-a/tap
-else
-	# quick: the host suites, one at a time, beside one guest that runs
-	# the quick suites (each has a core; their output is shown after).
-	# The job writes its own seconds: the guest may end before or after it.
-	(
-		t0=$SECONDS
-		LFS_HOST_JOBS=1 vm/host-suites.sh build/host-a "${host_a[@]}" \
-			>build/host-a.out 2>&1
-		rc=$?
-		echo $((SECONDS - t0)) >build/host-a.seconds
-		exit $rc
-	) &
-	quick_host_pid=$!
-fi
+# The job writes its own seconds: the guests may end before or after it.
+(
+	t0=$SECONDS
+	LFS_HOST_JOBS=1 vm/host-suites.sh build/host-a "${host_a[@]}" \
+		>build/host-a.out 2>&1
+	rc=$?
+	echo $((SECONDS - t0)) >build/host-a.seconds
+	exit $rc
+) &
+host_a_pid=$!
 
 # Each guest's hang limit: about twice what its suites take on an idle
 # machine, so that a busy one does not fail, and a hang still ends the run
@@ -109,14 +104,13 @@ read -r p f k < <(tail -n 1 build/vm.out | sed -n 's/^\([0-9]*\) passed, \([0-9]
 [ -n "${p:-}" ] || { p=0 f=1 k=0; }
 [ $vm_rc = 0 ] || [ "$f" != 0 ] || f=1
 passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + k))
-if [ $quick = 1 ]; then
-	wait $quick_host_pid
-	rc=$?
-	echo "== host-tests (beside vm-test)"
-	cat build/host-a.out
-	phases+=("$(printf '%-10s %5ss  %s' host-tests "$(cat build/host-a.seconds 2>/dev/null || echo '?')" "$([ $rc = 0 ] && echo ok || echo "FAILED ($rc)")") (beside vm-test)")
-	lfs_add_counts build/host-a/tap
-else
+wait $host_a_pid
+rc=$?
+echo "== host-tests (beside the guests)"
+cat build/host-a.out
+phases+=("$(printf '%-10s %5ss  %s' host-tests "$(cat build/host-a.seconds 2>/dev/null || echo '?')" "$([ $rc = 0 ] && echo ok || echo "FAILED ($rc)")") (beside the guests)")
+lfs_add_counts build/host-a/tap
+if [ $quick = 0 ]; then
 	# the guest-booting host suites: their output, their counts, and their
 	# seconds
 	cat build/vm-results/host-job.out 2>/dev/null || cat build/vm-results.host-job.out 2>/dev/null

@@ -26,6 +26,10 @@
 #       is left, and unmounts what lfs_podman_setup mounted.
 #   lfs_podman_no_mounts
 #       fails, naming them, if container mounts are left.
+#   lfs_podman_store DIR
+#       copies the containers-storage DIR (made on the host for the same
+#       driver and mount program, see vm/run.sh lfs_import_images) into
+#       the graph root; call after lfs_podman_setup, before podman runs.
 #   lfs_podman_pull LAYOUT NAME
 #       loads the OCI layout LAYOUT (tag latest) offline and tags it
 #       localhost/NAME.  Tests name images fully (localhost/NAME): a short
@@ -157,4 +161,14 @@ lfs_podman_pull() {
 	local id
 	id=$(podman pull -q "oci:$1:latest") || return 1
 	podman tag "$id" "localhost/$2"
+}
+
+lfs_podman_store() {
+	[ -f "$1/overlay-images/images.json" ] || {
+		echo "no containers-storage at $1: vm/run.sh copies the images" \
+			"in on the host when build/images/{busybox,deep-60} exist" >&2
+		return 1
+	}
+	mkdir -p "$LFS_PODMAN_GRAPHROOT" &&
+		cp -a "$1/." "$LFS_PODMAN_GRAPHROOT/"
 }

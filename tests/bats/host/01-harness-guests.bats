@@ -20,7 +20,7 @@ lfs_selftest_start() {
 		# errexit is on here: the failing run must not end the subshell
 		rc=0
 		env LFS_RESULTS="$BATS_FILE_TMPDIR/$name" LFS_SELFTEST="$which" \
-			VM_MEM=1G VM_CPUS=1 VM_TIMEOUT=600 "$@" \
+			VM_MEM=1G VM_CPUS=1 VM_TIMEOUT=600 LFS_SCRATCH_BLANK=1 "$@" \
 			"$REPO/vm/run.sh" test "$REPO/vm/guest/selftest.bats" \
 			>"$BATS_FILE_TMPDIR/$name.out" 2>&1 || rc=$?
 		echo $rc >"$BATS_FILE_TMPDIR/$name.rc"

@@ -16,6 +16,7 @@ lfs_reset_run() {
 
 	shift
 	LFS_RESULTS=$BATS_TEST_TMPDIR/res LFS_EXPECT_RESET=$reset VM_TIMEOUT=600 \
+		LFS_SCRATCH_BLANK=1 \
 		run "$REPO/vm/run.sh" script vm/guest/crash-copyup.sh \
 		"${LFS_FSTYPE:-layerfs}" 1 1 2 0 "$@"
 	echo "$output" | tail -n 15

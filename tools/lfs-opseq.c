@@ -1340,6 +1340,26 @@ static int lfs_write_at(int fd, off_t off, const void *data, size_t len,
 }
 
 /*
+ * Set fd's file status flags to FL, say whether O_APPEND is on, and write
+ * LEN bytes of content TAG "from offset 0".
+ */
+static int lfs_setfl_write(int fd, int fl, size_t len, unsigned long long tag,
+			   FILE *out, const char **call)
+{
+	const void *data;
+	char t[24], l[24];
+
+	*call = "setfl";
+	if (fcntl(fd, F_SETFL, fl))
+		return -errno;
+	fprintf(out, " append=%d", !!(fcntl(fd, F_GETFL) & O_APPEND));
+	snprintf(l, sizeof(l), "%zu", len);
+	snprintf(t, sizeof(t), "%llu", tag);
+	data = lfs_content(l, t, &len);
+	return lfs_write_at(fd, 0, data, len, out, call);
+}
+
+/*
  * fsetfl PATH OFF LEN TAG: open for writing; at OFF, write; turn
  * O_APPEND on with fcntl(F_SETFL) and write from offset 0, which must go
  * to the end; turn it off and write from offset 0, which must go there.
@@ -1351,7 +1371,6 @@ static int lfs_op_fsetfl(char **a, FILE *out, const char **call)
 {
 	unsigned long long tag = strtoull(a[3], NULL, 10);
 	const void *data;
-	char t[24], l[24];
 	long long size;
 	uint64_t h;
 	size_t len;
@@ -1368,27 +1387,15 @@ static int lfs_op_fsetfl(char **a, FILE *out, const char **call)
 		goto out;
 	*call = "setfl";
 	fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_APPEND)) {
+	if (fl < 0) {
 		err = -errno;
 		goto out;
 	}
-	fprintf(out, " append=%d", !!(fcntl(fd, F_GETFL) & O_APPEND));
-	snprintf(l, sizeof(l), "%zu", len / 2 + 1);
-	snprintf(t, sizeof(t), "%llu", tag + 1);
-	data = lfs_content(l, t, &len);
-	err = lfs_write_at(fd, 0, data, len, out, call);
+	len = len / 2 + 1;
+	err = lfs_setfl_write(fd, fl | O_APPEND, len, tag + 1, out, call);
 	if (err)
 		goto out;
-	*call = "setfl";
-	if (fcntl(fd, F_SETFL, fl & ~O_APPEND)) {
-		err = -errno;
-		goto out;
-	}
-	fprintf(out, " append=%d", !!(fcntl(fd, F_GETFL) & O_APPEND));
-	snprintf(l, sizeof(l), "%zu", len / 3 + 1);
-	snprintf(t, sizeof(t), "%llu", tag + 2);
-	data = lfs_content(l, t, &len);
-	err = lfs_write_at(fd, 0, data, len, out, call);
+	err = lfs_setfl_write(fd, fl & ~O_APPEND, len / 3 + 1, tag + 2, out, call);
 	if (err)
 		goto out;
 	*call = NULL;

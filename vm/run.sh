@@ -276,6 +276,9 @@ cmdline+=" LFS_RUN_LIMIT=$run_limit"
 [ -n "${LFS_MODULE:-}" ] && cmdline+=" LFS_MODULE=$LFS_MODULE"
 [ -n "${LFS_KO:-}" ] && cmdline+=" LFS_KO=$LFS_KO"
 [ "$flavour" = debug ] && cmdline+=" panic_on_warn=1"
+# the kernel's HZ: the guest dates kmemleak's reports by it
+hz=$(sed -n 's/^CONFIG_HZ=//p' "$cache/build-$flavour/.config" 2>/dev/null)
+[ -z "$hz" ] || cmdline+=" LFS_HZ=$hz"
 [ "$expect_reset" = 1 ] && cmdline+=" LFS_EXPECT_RESET=1"
 [ -n "${LFS_FSTYPE:-}" ] && cmdline+=" LFS_FSTYPE=$LFS_FSTYPE"
 [ -n "${LFS_GUEST_ENV:-}" ] && cmdline+=" $LFS_GUEST_ENV"

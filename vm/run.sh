@@ -186,7 +186,7 @@ lfs_make_fixtures() {
 #               deep-60 as localhost/deep60, copied in by skopeo
 lfs_import_images() {
 	local img oci2ovl=$repo/build/bin/oci2ovl i=$imported/images-55
-	local p=$imported/podman-80 cs
+	local p=$imported/podman-80 cs rc
 	rm -rf "$imported"
 	mkdir -p "$i" "$p/run" || return 1
 	for img in debian deep; do
@@ -198,11 +198,15 @@ lfs_import_images() {
 	touch "$i/.stamp"
 	cs="containers-storage:[overlay@$p/storage+$p/run"
 	cs+=":overlay.mount_program=$repo/build/bin/layerfs-mount]"
+	rc=0
 	for img in busybox:bb deep-60:deep60; do
 		skopeo copy -q "oci:$images/${img%%:*}:latest" \
-			"${cs}localhost/${img#*:}:latest" || return 1
+			"${cs}localhost/${img#*:}:latest" || { rc=1; break; }
 	done
+	# the overlay driver leaves its home bind-mounted on itself
+	! mountpoint -q "$p/storage/overlay" || umount "$p/storage/overlay" || rc=1
 	rm -rf "$p/run"
+	return $rc
 }
 
 # lfs_make_base: the base image, made from fresh trees into the cache

@@ -204,15 +204,21 @@ lfs_import_images() {
 			"${cs}localhost/${img#*:}:latest" || { rc=1; break; }
 	done
 	# the overlay driver leaves its home bind-mounted on itself
-	! mountpoint -q "$p/storage/overlay" || umount "$p/storage/overlay" || rc=1
+	! mountpoint -q "$p/storage/overlay" || umount "$p/storage/overlay" || return 1
 	rm -rf "$p/run"
-	return $rc
+	# containers-storage extracts layers in a private remount of / that
+	# a chroot without / as a mount point refuses: then 80-podman pulls
+	# in the guest, minutes slower
+	if [ $rc != 0 ]; then
+		echo "run: no podman store on the scratch disk (skopeo failed above): 80-podman pulls its images in the guest" >&2
+		rm -rf "$p"
+	fi
 }
 
 # lfs_make_base: the base image, made from fresh trees into the cache
 # (the older ones of its kind go: a few hundred MB each)
 lfs_make_base() {
-	local tmp=$base.tmp.$$ rc old
+	local tmp=$base.tmp.$$ rc old s stores
 	echo "run: making the scratch disk's base image $kind ($fx_key)"
 	lfs_make_fixtures || return 1
 	# (what a run killed while making one may have left there)
@@ -223,11 +229,17 @@ lfs_make_base() {
 	mkdir -p "$fxcache" || return 1
 	truncate -s "${VM_DISK:-4G}" "$tmp" || return 1
 	# the stores join the fixtures by a rename there and back
-	[ $with_images = 0 ] || mv "$imported"/* "$fixtures/" || return 1
+	stores=()
+	[ $with_images = 0 ] || mapfile -t stores < <(ls "$imported")
+	for s in "${stores[@]}"; do
+		mv "$imported/$s" "$fixtures/" || return 1
+	done
 	mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 \
 		-d "$fixtures" "$tmp"
 	rc=$?
-	[ $with_images = 0 ] || mv "$fixtures/images-55" "$fixtures/podman-80" "$imported/" || rc=1
+	for s in "${stores[@]}"; do
+		mv "$fixtures/$s" "$imported/" || rc=1
+	done
 	[ $with_images = 0 ] || rm -rf "$imported"
 	if [ $rc != 0 ]; then
 		rm -f "$tmp"

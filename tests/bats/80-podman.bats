@@ -171,10 +171,14 @@ LFS_PODMAN_LOOK="
 	local ids
 	ids=$(podman ps -aq)
 	[ -z "$ids" ]
-	# the images the storage came with, and only them
-	run podman images --format '{{.Repository}}'
+	# the two images the storage came with (a pull in the guest names
+	# each by its layout too), and not the committed one
+	run podman images --format '{{.ID}} {{.Repository}}'
 	echo "$output"
-	[ "$(sort <<<"$output" | paste -sd' ')" = "localhost/bb localhost/deep60" ]
+	[ "$(cut -d' ' -f1 <<<"$output" | sort -u | wc -l)" = 2 ]
+	grep -q ' localhost/bb$' <<<"$output"
+	grep -q ' localhost/deep60$' <<<"$output"
+	run -1 grep -q bb2 <<<"$output"
 	lfs_podman_no_mounts
 	! grep -q ' layerfs ' /proc/mounts
 }

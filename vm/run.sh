@@ -215,6 +215,16 @@ lfs_import_images() {
 	fi
 }
 
+# lfs_mkfs IMAGE [MKFS_ARG...]: IMAGE made a sparse file of the disk's
+# size holding a new ext4 file system (its inode tables and journal left
+# to be zeroed lazily)
+lfs_mkfs() {
+	local img=$1
+	shift
+	truncate -s "${VM_DISK:-4G}" "$img" &&
+		mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$@" "$img"
+}
+
 # lfs_make_base: the base image, made from fresh trees into the cache
 # (the older ones of its kind go: a few hundred MB each)
 lfs_make_base() {
@@ -226,16 +236,13 @@ lfs_make_base() {
 	if [ $with_images = 1 ]; then
 		lfs_import_images || return 1
 	fi
-	mkdir -p "$fxcache" || return 1
-	truncate -s "${VM_DISK:-4G}" "$tmp" || return 1
 	# the stores join the fixtures by a rename there and back
 	stores=()
 	[ $with_images = 0 ] || mapfile -t stores < <(ls "$imported")
 	for s in "${stores[@]}"; do
 		mv "$imported/$s" "$fixtures/" || return 1
 	done
-	mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 \
-		-d "$fixtures" "$tmp"
+	lfs_mkfs "$tmp" -d "$fixtures"
 	rc=$?
 	for s in "${stores[@]}"; do
 		mv "$fixtures/$s" "$imported/" || rc=1
@@ -268,9 +275,7 @@ lfs_base() {
 if [ "${LFS_SCRATCH_BLANK:-0}" = 1 ] && [ "${LFS_SCRATCH_KEEP:-0}" != 1 ]; then
 	# a guest that needs no fixtures: an empty file system, made in a second
 	rm -f "$scratch"
-	truncate -s "${VM_DISK:-4G}" "$scratch" &&
-		mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$scratch" ||
-		exit 1
+	lfs_mkfs "$scratch" || exit 1
 elif [ "${LFS_SCRATCH_KEEP:-0}" != 1 ]; then
 	lfs_base || {
 		echo "run: making the scratch disk failed" >&2

@@ -64,6 +64,7 @@ for ((k = 1; k <= rounds + 1; k++)); do
 		"$here/run.sh" script vm/guest/crash-copyup.sh "$fstype" "$seed" \
 		"$nfiles" "$mib" "$maxdelay" "${steps[@]}" >"$out/boot-$k.out" 2>&1
 	rc=$?
+	echo $rc >"$out/boot-$k.rc"
 	grep -a '^crash: \|^lfs-stress: crash\|^BAD \|^f[0-9]' "$out/boot-$k/console.log" |
 		tr -d '\r' | sed 's/^/  /'
 	if [ $rc != 0 ]; then

@@ -7,6 +7,9 @@
 # --quick: the host tests except those that boot guests, one at a time,
 # beside one guest that runs the smoke and core suites (LFS_QUICK_SUITES),
 # for the edit-test loop.
+# --host-job: the host suites of a full run, in the second guest's place
+# (vm/run-suites.sh VM_HOST_JOB): first those that boot guests of their
+# own (build/host-b), then the others (build/host-a).
 # LFS_BUDGET (seconds, default 1800): a run slower than that warns, unless
 # it had to build the kernel.
 set -uo pipefail
@@ -15,6 +18,36 @@ repo=$(dirname "$here")
 cd "$repo" || exit 1
 mkdir -p build
 start=$SECONDS
+
+# The host suites: those that boot no guest (build/host-a, phase
+# host-tests) and those that do (build/host-b, counted in phase guests)
+host_a=() host_b=()
+for t in tests/bats/host/*.bats; do
+	case $t in
+	*/01-harness-guests.bats | */40-crash.bats) host_b+=("$t") ;;
+	*) host_a+=("$t") ;;
+	esac
+done
+
+# lfs_host_a: the host-a suites one at a time, their output in
+# build/host-a.out; they write their own seconds, for they end before
+# or after the guests
+lfs_host_a() {
+	local t0=$SECONDS rc
+	LFS_HOST_JOBS=1 vm/host-suites.sh build/host-a "${host_a[@]}" \
+		>build/host-a.out 2>&1
+	rc=$?
+	echo $((SECONDS - t0)) >build/host-a.seconds
+	echo $rc >build/host-a.rc
+	return $rc
+}
+
+if [ "${1:-}" = --host-job ]; then
+	LFS_HOST_JOBS=1 vm/host-suites.sh build/host-b "${host_b[@]}"
+	rc=$?
+	lfs_host_a || rc=1
+	exit $rc
+fi
 quick=0
 [ "${1:-}" != --quick ] || quick=1
 
@@ -65,29 +98,15 @@ for step in "${steps[@]}"; do
 	fi
 done
 
-# The host suites run beside the guests, each on its own: those that boot
-# no guest (build/host-a, phase host-tests) one at a time from here, those
-# that boot guests of their own (build/host-b) from vm/run-suites.sh
-# (VM_HOST_JOB, counted in phase "guests").  Everything after the builds
-# shares the two cores, so none of them waits for another to end.
-host_a=() host_b=()
-for t in tests/bats/host/*.bats; do
-	case $t in
-	*/01-harness-guests.bats | */40-crash.bats) host_b+=("$t") ;;
-	*) host_a+=("$t") ;;
-	esac
-done
-rm -rf build/host-a build/host-b build/host-a.seconds
-# The job writes its own seconds: the guests may end before or after it.
-(
-	t0=$SECONDS
-	LFS_HOST_JOBS=1 vm/host-suites.sh build/host-a "${host_a[@]}" \
-		>build/host-a.out 2>&1
-	rc=$?
-	echo $((SECONDS - t0)) >build/host-a.seconds
-	exit $rc
-) &
-host_a_pid=$!
+# Two cores, two consumers: the quick run's host suites run beside its
+# one guest; a full run's take the second guest's place until they end
+# (vm/run-suites.sh VM_HOST_JOB), and that guest then takes what the
+# first left in the queue.
+rm -rf build/host-a build/host-b build/host-a.seconds build/host-a.rc build/host-a.out
+if [ $quick = 1 ]; then
+	lfs_host_a &
+	host_a_pid=$!
+fi
 
 # Each guest's hang limit: about twice what its suites take on an idle
 # machine, so that a busy one does not fail, and a hang still ends the run
@@ -96,7 +115,7 @@ export VM_TIMEOUT=${VM_TIMEOUT:-3300}
 if [ $quick = 1 ]; then
 	VM_GUESTS=1 VM_CPUS=1 lfs_phase vm-test bash -c 'vm/run-suites.sh $LFS_QUICK_SUITES 2>&1 | tee build/vm.out; exit ${PIPESTATUS[0]}'
 else
-	export VM_HOST_JOB="env LFS_HOST_JOBS=1 vm/host-suites.sh build/host-b ${host_b[*]}"
+	export VM_HOST_JOB="vm/test.sh --host-job"
 	lfs_phase guests bash -c 'vm/run-suites.sh 2>&1 | tee build/vm.out; exit ${PIPESTATUS[0]}'
 fi
 vm_rc=$?
@@ -104,11 +123,15 @@ read -r p f k < <(tail -n 1 build/vm.out | sed -n 's/^\([0-9]*\) passed, \([0-9]
 [ -n "${p:-}" ] || { p=0 f=1 k=0; }
 [ $vm_rc = 0 ] || [ "$f" != 0 ] || f=1
 passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + k))
-wait $host_a_pid
-rc=$?
-echo "== host-tests (beside the guests)"
+where="in guest 2's place, after the host-b suites"
+if [ $quick = 1 ]; then
+	wait $host_a_pid
+	where="beside the guest"
+fi
+rc=$(cat build/host-a.rc 2>/dev/null || echo "did not run")
+echo "== host-tests ($where)"
 cat build/host-a.out
-phases+=("$(printf '%-10s %5ss  %s' host-tests "$(cat build/host-a.seconds 2>/dev/null || echo '?')" "$([ $rc = 0 ] && echo ok || echo "FAILED ($rc)")") (beside the guests)")
+phases+=("$(printf '%-10s %5ss  %s' host-tests "$(cat build/host-a.seconds 2>/dev/null || echo '?')" "$([ "$rc" = 0 ] && echo ok || echo "FAILED ($rc)")") ($where)")
 lfs_add_counts build/host-a/tap
 if [ $quick = 0 ]; then
 	# the guest-booting host suites: their output, their counts, and their

@@ -71,8 +71,6 @@ done < <(for t in "${suites[@]}"; do
 	echo "$(lfs_weight "$(basename "$t" .bats)") $t"
 done | sort -k1,1nr -k2)
 echo "vm: ${#suites[@]} suites (about $total s) queued for $guests guests"
-# what the guests share is made once, before they start
-"$here/run.sh" prepare "${suites[@]}" || exit 1
 
 # lfs_host_job: VM_HOST_JOB, in the place of the last guest until it ends
 lfs_host_job() {
@@ -83,6 +81,14 @@ lfs_host_job() {
 pids=()
 for ((g = 0; g < guests; g++)); do
 	(
+		# what the guests share is made once, by the first, while the
+		# host job runs in the last one's place (the others wait for it:
+		# vm/run.sh lfs_base)
+		if [ $g = 0 ] && ! "$here/run.sh" prepare "${suites[@]}"; then
+			printf '%s\n' "vm: FAIL: making the scratch disk's base image failed" \
+				"0 passed, 1 failed, 0 skipped" | tee "$res/g1.out"
+			exit 1
+		fi
 		if [ -n "${VM_HOST_JOB:-}" ] && [ $((g + 1)) = "$guests" ]; then
 			lfs_host_job
 			# nothing left: no guest to boot (an empty verdict)

@@ -143,10 +143,12 @@ lfs_digest() {
 	done | sha256sum | cut -c1-16
 }
 
-# the base image serves every suite this guest may run: also the queue's
+# the base image serves every suite this guest may run: also the queue's,
+# taken or not (every guest of a queue starts from the same one)
 with_images=0
 queued=()
-[ -z "${LFS_QUEUE:-}" ] || mapfile -t queued < <(cat "$LFS_QUEUE"/todo/* 2>/dev/null)
+[ -z "${LFS_QUEUE:-}" ] ||
+	mapfile -t queued < <(cat "$LFS_QUEUE"/todo/* "$LFS_QUEUE"/taken/* 2>/dev/null)
 case " ${tests[*]} ${queued[*]} " in
 *" tests/bats/55-images.bats "* | *" tests/bats/80-podman.bats "*)
 	[ -x "$repo/build/bin/oci2ovl" ] && [ -f "$images/debian/index.json" ] &&

@@ -122,12 +122,17 @@ out_drop:
 	return err;
 }
 
+/*
+ * The markers are layerfs's own, never the caller's: not supported
+ * through the mount, to read, set or remove, as on the kernel's overlay
+ * (scripts tell a marker-keeping filesystem by that errno).
+ */
 static int lfs_xattr_get(const struct xattr_handler *handler,
 			 struct dentry *dentry, struct inode *inode,
 			 const char *name, void *buffer, size_t size)
 {
 	if (lfs_is_private_xattr(name))
-		return -ENODATA;
+		return -EOPNOTSUPP;
 	return lfs_real_xattr_get(dentry, name, buffer, size);
 }
 
@@ -139,7 +144,7 @@ static int lfs_xattr_set(const struct xattr_handler *handler,
 			 int flags)
 {
 	if (lfs_is_private_xattr(name))
-		return -EPERM;
+		return -EOPNOTSUPP;
 	/*
 	 * The VFS checks nothing for system.* names but the ACLs', which
 	 * have handlers of their own: the real filesystem checks the

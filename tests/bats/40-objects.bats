@@ -126,9 +126,10 @@ f bot/d/hidden 2'
 	[[ $output == *'trusted.other="kept"'* ]]
 	[[ $output == *'system.posix_acl_access'* ]]
 	[[ $output != *overlay* ]]
+	# (not supported through the mount, as on overlay: see 68-attrs)
 	run getfattr -n trusted.overlay.opaque "$WORK/mnt/d"
 	[ "$status" = 1 ]
-	[[ $output == *"No such attribute"* ]]
+	[[ $output == *"Operation not supported"* ]]
 	run getfattr -n trusted.overlay.opaque "$WORK/top/d"
 	[ "$status" = 0 ]
 	diff -u <(getfacl -p "$WORK/top/f" | sed 1d) <(getfacl -p "$WORK/mnt/f" | sed 1d)

@@ -276,6 +276,25 @@ user.u="uv"'
 	[[ $output == *"security.capability=$CAP"* ]]
 }
 
+@test "the markers, trusted.overlay.*, are not supported through the mount (read, set, remove) and copy nothing up, as on overlay" {
+	local m
+	for m in "$LM" "$OM"; do
+		echo "# $m"
+		run_ops "$m" <<EOT
+getxattr rootdir trusted.overlay.opaque => EOPNOTSUPP
+getxattr own trusted.overlay.origin => EOPNOTSUPP
+setxattr rootdir trusted.overlay.opaque y => EOPNOTSUPP
+setxattr own trusted.overlay.redirect /secret => EOPNOTSUPP
+removexattr own trusted.overlay.origin => EOPNOTSUPP
+removexattr rootdir trusted.overlay.lfs.origin => EOPNOTSUPP
+EOT
+	done
+	[ ! -e "$LU/rootdir" ]
+	[ ! -e "$LU/own" ]
+	[ ! -e "$OU/rootdir" ]
+	[ ! -e "$OU/own" ]
+}
+
 @test "lsattr shows the lower flags; they refuse writes; a copy-up keeps them, as on overlay" {
 	local m flags l
 	l=$(lsattr "$L/fa/a" "$L/fa/i" "$L/fa/AS")

@@ -480,6 +480,20 @@ static bool lfs_stack_revalidates(const struct lfs_sb *sbi)
 	return false;
 }
 
+/*
+ * A lower layer's root marked for xattr whiteouts (opaque xattr "x") has
+ * them, as a subdirectory would; its opaque mark ("y") means nothing, for
+ * there is nothing below a root to hide.
+ */
+static void lfs_root_marker(struct super_block *sb, struct lfs_real *r)
+{
+	const struct cred *old_cred;
+
+	old_cred = lfs_override_creds(sb);
+	lfs_dir_marker(LFS_SB(sb), r->layer, r->dentry, &r->flags);
+	revert_creds(old_cred);
+}
+
 /* The root: the upper root and every lower layer's root, top first. */
 static struct dentry *lfs_make_root(struct super_block *sb)
 {
@@ -495,6 +509,7 @@ static struct dentry *lfs_make_root(struct super_block *sb)
 	for (i = 0; i < sbi->nr_layers; i++) {
 		e->real[i].dentry = dget(sbi->layers[i].root);
 		e->real[i].layer = &sbi->layers[i];
+		lfs_root_marker(sb, &e->real[i]);
 		e->nr++;
 	}
 	if (sbi->upper)

@@ -135,6 +135,39 @@ p one/fifo'
 	diff -u <("$PROBE" dump "$WORK/one") <("$PROBE" dump "$WORK/mnt")
 }
 
+@test "xattr whiteouts in a layer's root marked for them hide the names below, as in a subdirectory" {
+	local m
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<'X top
+x top/gone
+f top/kept k
+x top/nothing-below
+X top/sub
+x top/sub/gone
+f top/sub/kept k
+x top/sub/nothing-below
+f bot/gone x
+f bot/stays s
+f bot/sub/gone x
+f bot/sub/stays s'
+	mkdir "$WORK/rw" "$WORK/u" "$WORK/w"
+	lfs_mount_layers "$WORK/mnt" "$WORK/top" "$WORK/bot"
+	mount -t layerfs none "$WORK/rw" \
+		-o "lowerdir=$WORK/top:$WORK/bot,upperdir=$WORK/u,workdir=$WORK/w"
+	for m in mnt rw; do
+		# the root shows what its subdirectory shows, by readdir and lookup
+		diff -u <(ls -A "$WORK/$m/sub") <(ls -A "$WORK/$m" | grep -vx sub)
+		[ "$(ls -A "$WORK/$m/sub" | paste -sd' ')" = "kept stays" ]
+		run "$PROBE" stat "$WORK/$m/gone" "$WORK/$m/nothing-below" "$WORK/$m/sub/gone"
+		[ "${lines[0]}" = "$WORK/$m/gone: ENOENT" ]
+		[ "${lines[1]}" = "$WORK/$m/nothing-below: ENOENT" ]
+		[ "${lines[2]}" = "$WORK/$m/sub/gone: ENOENT" ]
+	done
+	# a name made over the whiteout in the root is new, not the one below
+	echo new >"$WORK/rw/gone"
+	[ "$(cat "$WORK/rw/gone")" = new ]
+}
+
 # A lower layer on FUSE whose entries expire at once (tools/lfs-fuse):
 # each walk asks the server again, and a file replaced behind the mounts
 # by another inode gets another node id, which FUSE calls stale.  layerfs,

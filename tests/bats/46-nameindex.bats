@@ -138,10 +138,10 @@ index_built() {
 }
 
 @test "indexes freed by the shrinker in a loop: the answers stay the same, no kernel report" {
-	local pid b
+	local pid b i
 	deep_pair 500
 	# the answers without the index, then those with it while the
-	# shrinker frees it: one walk each (test 1 compared them already
+	# shrinker frees it (test 1 compared them already
 	# with the index left alone)
 	answers 500 "$WORK/off" >"$WORK/answers.off"
 	# drop every 2 s (read -t on a fifo nobody writes: no process per
@@ -158,14 +158,21 @@ index_built() {
 		done
 	) &
 	pid=$!
+	# a walk can fall between two drops (a drop takes seconds here):
+	# walk again, up to five times, until the shrinker has freed an
+	# index while we walked, that is until more were built than the 13
+	# directories a walk visits have; every walk gives the same answers
 	b=$(index_built)
-	answers 500 "$WORK/mnt" >"$WORK/answers.mnt" || { kill "$pid"; false; }
+	for i in 1 2 3 4 5; do
+		answers 500 "$WORK/mnt" >"$WORK/answers.mnt" || { kill "$pid"; false; }
+		diff -u "$WORK/answers.off" "$WORK/answers.mnt" || { kill "$pid"; false; }
+		if (($(index_built) - b > 13)); then
+			break
+		fi
+	done
 	kill "$pid"
 	wait "$pid" || :
-	diff -u "$WORK/answers.off" "$WORK/answers.mnt"
-	# the shrinker did free indexes: more were built than the 13
-	# directories the walk visits have
-	echo "$(($(index_built) - b)) indexes built"
+	echo "$(($(index_built) - b)) indexes built in $i walk(s)"
 	(($(index_built) - b > 13))
 }
 

@@ -38,10 +38,19 @@ if [ ${#suites[@]} = 0 ]; then
 	done
 fi
 [ "$guests" -le ${#suites[@]} ] || guests=${#suites[@]}
+
+# lfs_host_job PREFIX: VM_HOST_JOB, in the place of the last guest until
+# it ends; its output in PREFIX.out, its status in PREFIX.rc
+lfs_host_job() {
+	bash -c "$VM_HOST_JOB" >"$1.out" 2>&1
+	echo $? >"$1.rc"
+}
+
 if [ "$guests" -le 1 ]; then
+	# (beside $res: run.sh starts it afresh)
 	if [ -n "${VM_HOST_JOB:-}" ]; then
 		mkdir -p "$(dirname "$res")"
-		bash -c "$VM_HOST_JOB" >"$res.host-job.out" 2>&1
+		lfs_host_job "$res.host-job"
 	fi
 	LFS_RESULTS=$res exec "$here/run.sh" test "${suites[@]}"
 fi
@@ -72,12 +81,6 @@ done < <(for t in "${suites[@]}"; do
 done | sort -k1,1nr -k2)
 echo "vm: ${#suites[@]} suites (about $total s) queued for $guests guests"
 
-# lfs_host_job: VM_HOST_JOB, in the place of the last guest until it ends
-lfs_host_job() {
-	bash -c "$VM_HOST_JOB" >"$res/host-job.out" 2>&1
-	echo $? >"$res/host-job.rc"
-}
-
 pids=()
 for ((g = 0; g < guests; g++)); do
 	(
@@ -90,10 +93,9 @@ for ((g = 0; g < guests; g++)); do
 			exit 1
 		fi
 		if [ -n "${VM_HOST_JOB:-}" ] && [ $((g + 1)) = "$guests" ]; then
-			lfs_host_job
+			lfs_host_job "$res/host-job"
 			# nothing left: no guest to boot (an empty verdict)
 			if [ -z "$(ls "$res/queue/todo")" ]; then
-				mkdir -p "$res/g$((g + 1))"
 				echo "0 passed, 0 failed, 0 skipped" >"$res/g$((g + 1)).out"
 				exit 0
 			fi
@@ -128,7 +130,7 @@ done
 # this one measured
 mkdir -p "$res/suites"
 for ((g = 0; g < guests; g++)); do
-	echo "vm: guest $((g + 1)) ran: $(xargs -r -n 1 basename -s .bats <"$res/g$((g + 1))/claimed" 2>/dev/null | paste -sd' ')"
+	echo "vm: guest $((g + 1)) ran: $(xargs -r -n 1 basename -s .bats 2>/dev/null <"$res/g$((g + 1))/claimed" | paste -sd' ')"
 	cp "$res/g$((g + 1))"/suites/* "$res/suites/" 2>/dev/null
 done
 left=$(ls "$res/queue/todo")

@@ -51,6 +51,16 @@ enum lfs_nameindex_mode {
 };
 
 /*
+ * redirect_dir=: whether a merged directory that moves records where its
+ * lower parts are, and whether such records are followed in lookups.
+ */
+enum lfs_redirect_mode {
+	LFS_REDIRECT_ON,		/* written and followed (the default) */
+	LFS_REDIRECT_FOLLOW,		/* followed; merged directories do not move */
+	LFS_REDIRECT_NOFOLLOW,		/* neither: a lookup that meets one fails */
+};
+
+/*
  * One lower layer: a directory on some filesystem, reached through a
  * private read-only clone of the mount it lives on.  Immutable after
  * fill_super.
@@ -98,7 +108,20 @@ struct lfs_sb {
 	const struct cred *creator_cred; /* the mounter's credentials */
 	enum lfs_nameindex_mode nameindex; /* name indexes for deep directories */
 	enum lfs_whiteout_format whiteout; /* whiteout= */
+	enum lfs_redirect_mode redirect; /* redirect_dir= */
 };
+
+/* Are redirects met in a lookup followed? */
+static inline bool lfs_redirect_follow(const struct lfs_sb *sbi)
+{
+	return sbi->redirect != LFS_REDIRECT_NOFOLLOW;
+}
+
+/* Does a merged directory that moves get a redirect (else EXDEV)? */
+static inline bool lfs_redirect_create(const struct lfs_sb *sbi)
+{
+	return sbi->redirect == LFS_REDIRECT_ON;
+}
 
 /* whiteout=aufs: ".wh." names are whiteouts and markers in every layer */
 static inline bool lfs_aufs(const struct lfs_sb *sbi)

@@ -46,6 +46,7 @@ struct lfs_cu {
 	struct path lower;		/* its top-most lower object */
 	struct kstat stat;		/* the lower object's attributes */
 	struct dentry *upperparent;	/* where the copy goes */
+	struct kstat pstat;		/* its times before the copy-up */
 	struct dentry *temp;		/* the copy, in work/ */
 	bool indexed;			/* link the copy into index/ */
 	unsigned int flags;		/* LFS_CU_* */
@@ -410,6 +411,26 @@ static struct dentry *lfs_cu_orphan(struct lfs_cu *cu)
 }
 
 /*
+ * The copy went into a directory whose entries the caller did not change,
+ * as far as the mount shows: give the directory back the times it had
+ * before (best effort, as overlayfs does).  Caller runs as the mounter and
+ * holds the directory's i_rwsem.
+ */
+static void lfs_cu_keep_parent_times(struct lfs_cu *cu)
+{
+	struct iattr attr = {
+		.ia_valid = ATTR_ATIME | ATTR_MTIME | ATTR_ATIME_SET |
+			    ATTR_MTIME_SET,
+		.ia_atime = cu->pstat.atime,
+		.ia_mtime = cu->pstat.mtime,
+	};
+
+	lockdep_assert_held(&d_inode(cu->upperparent)->i_rwsem);
+	if (cu->pstat.result_mask & STATX_MTIME)
+		notify_change(&init_user_ns, cu->upperparent, &attr, NULL);
+}
+
+/*
  * Rename the complete copy from work/ to its place in the upper layer.
  * Return: the upper dentry, or an ERR_PTR.
  */
@@ -444,6 +465,8 @@ static struct dentry *lfs_cu_install(struct lfs_cu *cu)
 	rd.new_dir = d_inode(cu->upperparent);
 	rd.new_dentry = target;
 	err = vfs_rename(&rd);
+	if (!err)
+		lfs_cu_keep_parent_times(cu);
 out_target:
 	dput(target);
 out_unlock:
@@ -586,6 +609,8 @@ static struct dentry *lfs_cu_link_up(struct lfs_cu *cu, struct dentry *copy)
 	err = vfs_link(copy, userns, dir, target, NULL);
 	if (!err && d_is_negative(target))
 		err = -EIO;
+	if (!err)
+		lfs_cu_keep_parent_times(cu);
 	if (err) {
 		dput(target);
 		target = ERR_PTR(err);
@@ -617,6 +642,19 @@ static void lfs_count_link_up(struct lfs_cu *cu, struct dentry *copy)
 	WRITE_ONCE(li->lower_links, left - 1);
 }
 
+/* Note the upper parent's times, to keep them (lfs_cu_keep_parent_times()). */
+static void lfs_cu_parent_times(struct lfs_cu *cu)
+{
+	struct path parent = {
+		.mnt = cu->sbi->upper->mnt,
+		.dentry = cu->upperparent,
+	};
+
+	if (vfs_getattr(&parent, &cu->pstat, STATX_ATIME | STATX_MTIME,
+			AT_STATX_SYNC_AS_STAT))
+		cu->pstat.result_mask = 0;
+}
+
 /*
  * Copy up one object whose parent has an upper directory.
  * Return: 0, -EAGAIN if the parent has none (it moved meanwhile), or -errno.
@@ -644,6 +682,7 @@ static int lfs_copy_up_one(struct dentry *dentry, unsigned int flags)
 		goto out_dput;
 
 	old_cred = lfs_override_creds(dentry->d_sb);
+	lfs_cu_parent_times(&cu);
 	copy = S_ISDIR(inode->i_mode) ? NULL : lfs_i_upper(inode);
 	if (copy) {
 		upper = lfs_cu_link_up(&cu, copy);

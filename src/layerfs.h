@@ -325,6 +325,8 @@ unsigned int lfs_ni_first(struct lfs_ni_cursor *c, unsigned int nr,
 			  const struct qstr *name);
 unsigned int lfs_ni_next(struct lfs_ni_cursor *c, unsigned int nr,
 			 unsigned int pos);
+unsigned int lfs_ni_seek(struct lfs_ni_cursor *c, unsigned int nr,
+			 const struct qstr *name, unsigned int from);
 unsigned int lfs_ni_holds(const struct lfs_ni_cursor *c);
 int lfs_ni_init(void);
 void lfs_ni_exit(void);

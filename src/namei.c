@@ -217,22 +217,14 @@ struct lfs_walk_buf {
  * The lower objects a walk collects.  Most names are found in one layer
  * or a few, so the room starts small and doubles when a directory merges
  * more: a lookup costs what it finds, not the depth of its parent.
- * @e starts as @buf (the caller's, on its stack) or on the heap
- * (lfs_parts_alloc()); the caller frees what @e is in the end.
+ * @e starts as @buf, the caller's, on its stack; the caller frees what
+ * @e is in the end.
  */
 struct lfs_parts {
 	struct lfs_entry *e;
 	unsigned int room;		/* slots in e->real[] */
 	struct lfs_entry *buf;		/* the caller's buffer, or NULL */
 };
-
-static int lfs_parts_alloc(struct lfs_parts *p)
-{
-	p->buf = NULL;
-	p->room = LFS_WALK_ONSTACK;
-	p->e = lfs_entry_alloc(p->room);
-	return p->e ? 0 : -ENOMEM;
-}
 
 /* Append a real object; the parts take over the reference to @real. */
 static int lfs_parts_add(struct lfs_parts *p, struct dentry *real,
@@ -293,61 +285,395 @@ static int lfs_walk_instance(const struct lfs_ni_cursor *c,
 	return hidden;
 }
 
+static void lfs_entry_put_lowers(struct lfs_entry *e)
+{
+	while (e->nr)
+		dput(e->real[--e->nr].dentry);
+}
+
+/* "." or ".."? */
+static bool lfs_is_dot_name(const char *s, size_t len)
+{
+	return s[0] == '.' && (len == 1 || (len == 2 && s[1] == '.'));
+}
+
 /*
- * The walk through the lower layers: visit the parent's lower instances
- * top-down.  The first object found decides (unless @below_dir: a
- * directory was found above): a whiteout ends the walk with nothing, a
- * non-directory is the answer on its own, a directory collects the same
- * name from the layers below until one is opaque or holds a non-directory.
- * @wh is the aufs whiteout's name, or empty.
+ * Is @s (@len bytes) a redirect layerfs can follow?  Absolute: "/" and
+ * one or more names, each separated by one '/'.  Relative: one name.  No
+ * name is empty, "." or "..", or longer than NAME_MAX: a redirect never
+ * leads out of the layers' roots.
  */
-static int lfs_lookup_lowers(const struct lfs_sb *sbi, struct lfs_entry *pe,
-			     const struct qstr *name, const struct qstr *wh,
+static bool lfs_redirect_valid(const char *s, size_t len)
+{
+	const char *end = s + len, *c;
+	bool abs = len && s[0] == '/';
+
+	if (!len || memchr(s, '\0', len))
+		return false;
+	if (abs)
+		s++;
+	do {
+		c = memchr(s, '/', end - s);
+		if (!c)
+			c = end;
+		else if (!abs)
+			return false;
+		if (c == s || c - s > NAME_MAX || lfs_is_dot_name(s, c - s))
+			return false;
+		s = c + 1;
+	} while (c != end);
+	return true;
+}
+
+/**
+ * lfs_get_redirect - read a directory's redirect, if it has one
+ * @sbi: the superblock info
+ * @layer: the layer @real lives in (the upper one or a lower one)
+ * @real: a real directory
+ *
+ * With redirect_dir=nofollow every redirect is refused (EPERM): a
+ * redirect works like a symlink into the layers below without their
+ * permission checks, which a mounter of layers it does not trust may
+ * turn off.  One that is not valid (lfs_redirect_valid()) makes the
+ * lookup fail.  Caller must run with the mounter's credentials.
+ * Return: the path (kfree() it), NULL when there is none, or an ERR_PTR.
+ */
+static char *lfs_get_redirect(const struct lfs_sb *sbi,
+			      const struct lfs_layer *layer, struct dentry *real)
+{
+	char *buf;
+	int len;
+
+	len = lfs_real_getxattr(layer, real, LFS_XATTR_REDIRECT, NULL, 0);
+	if (len == -ENODATA || len == -EOPNOTSUPP)
+		return NULL;
+	if (len < 0)
+		return ERR_PTR(len);
+	if (!lfs_redirect_follow(sbi)) {
+		pr_warn_ratelimited("%pd: refusing to follow a redirect (redirect_dir=nofollow)\n",
+				    real);
+		return ERR_PTR(-EPERM);
+	}
+	if (!len || len >= PATH_MAX)
+		goto invalid;
+	buf = kmalloc(len + 1, GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	len = lfs_real_getxattr(layer, real, LFS_XATTR_REDIRECT, buf, len);
+	if (len < 0) {
+		kfree(buf);
+		return ERR_PTR(len);
+	}
+	if (lfs_redirect_valid(buf, len)) {
+		buf[len] = '\0';
+		return buf;
+	}
+	kfree(buf);
+invalid:
+	pr_warn_ratelimited("%pd: invalid redirect in layer %u\n", real,
+			    layer->idx);
+	return ERR_PTR(-EIO);
+}
+
+/*
+ * The walk through the lower layers, top-down, as overlayfs walks them:
+ * it looks for a name in the parent's instances, until a redirect says
+ * where the rest is.  A relative redirect is another name in the same
+ * parent; an absolute one is a path from the root of each layer below
+ * the one it was read in, walked in that layer (lfs_walk_path()).  A
+ * redirect read on a directory on that path changes it for the layers
+ * below too.  Every change keeps the tail of the path still to walk.
+ */
+struct lfs_lwalk {
+	struct super_block *sb;
+	struct lfs_entry *pe;		/* instances walked: the parent's or the root's */
+	struct lfs_ni_cursor c;		/* over @pe, for the first name of @name */
+	char *buf;			/* @name's storage once a redirect changed it */
+	struct qstr name;		/* a name, or an absolute path "/a/b" */
+	unsigned int last;		/* offset of @name's last name */
+	struct qstr wh;			/* the last name's aufs whiteout, or empty */
+	unsigned int from;		/* where to go on after a change */
+	bool changed;			/* @name or @pe changed in this layer */
+	bool stop;			/* the layer walked is the last one */
+};
+
+static bool lfs_lwalk_abs(const struct lfs_lwalk *w)
+{
+	return w->name.name[0] == '/';
+}
+
+/* the last name of @name: looked up in the instance the walk reached */
+static struct qstr lfs_lwalk_last(const struct lfs_lwalk *w)
+{
+	return (struct qstr)QSTR_INIT(w->name.name + w->last,
+				      w->name.len - w->last);
+}
+
+/*
+ * The first position at or after @from in @pe that may hold the walk's
+ * first name (the name, or a path's first name, in the root).
+ */
+static unsigned int lfs_lwalk_seek(struct lfs_lwalk *w, unsigned int from)
+{
+	struct qstr key = w->name;
+
+	if (lfs_lwalk_abs(w)) {
+		const char *s = key.name + 1, *end = strchrnul(s, '/');
+
+		key = (struct qstr)QSTR_INIT(s, end - s);
+	}
+	w->changed = false;
+	return lfs_ni_seek(&w->c, w->pe->nr, &key, from);
+}
+
+/* @name is new: where its last name starts, and that name's whiteout */
+static int lfs_lwalk_renamed(struct lfs_lwalk *w)
+{
+	struct qstr last;
+
+	w->last = lfs_lwalk_abs(w) ? strrchr(w->buf, '/') + 1 - w->buf : 0;
+	last = lfs_lwalk_last(w);
+	kfree(w->wh.name);
+	return lfs_walk_wh_name(LFS_SB(w->sb), &last, &w->wh);
+}
+
+/*
+ * Follow @redirect, read on the directory that @name's bytes [@start,
+ * @end) name, in @layer (NULL: the upper layer).  The layers below go on
+ * at @from in the parent's instances (relative) or in the root's
+ * (absolute), with what is left of the path after that directory.
+ */
+static int lfs_lwalk_redirect(struct lfs_lwalk *w, const char *redirect,
+			      unsigned int start, unsigned int end,
+			      unsigned int from)
+{
+	size_t rlen = strlen(redirect), head, tail = w->name.len - end;
+	struct super_block *sb = w->sb;
+	char *buf;
+
+	head = redirect[0] == '/' ? 0 : start;
+	if (head + rlen + tail >= PATH_MAX) {
+		pr_warn_ratelimited("a redirect (%s) makes a path too long\n",
+				    redirect);
+		return -EIO;
+	}
+	buf = kmalloc(head + rlen + tail + 1, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, w->name.name, head);
+	memcpy(buf + head, redirect, rlen);
+	memcpy(buf + head + rlen, w->name.name + end, tail);
+	buf[head + rlen + tail] = '\0';
+	kfree(w->buf);
+	w->buf = buf;
+	w->name = (struct qstr)QSTR_INIT(buf, head + rlen + tail);
+	if (redirect[0] == '/') {
+		w->stop = false;
+		if (w->pe != LFS_E(sb->s_root)) {
+			lfs_ni_end(&w->c);
+			w->pe = LFS_E(sb->s_root);
+			lfs_ni_start(&w->c, LFS_SB(sb), w->pe);
+		}
+	}
+	w->from = from;
+	w->changed = true;
+	return lfs_lwalk_renamed(w);
+}
+
+/*
+ * One directory on the way down a path, @name in @at: a whiteout or a
+ * non-directory ends the walk for this layer and every layer below (0);
+ * an opaque directory, or one beside its aufs whiteout, makes this layer
+ * the last; a redirect on it changes the path for the layers below.
+ * @c is the cursor that knows what @at holds of @name.
+ * Return: 1 and the directory in *@next (its instance, a reference), 0,
+ * or -errno.
+ */
+static int lfs_walk_path_step(struct lfs_lwalk *w, const struct lfs_ni_cursor *c,
+			      const struct lfs_real *at, const struct qstr *name,
+			      unsigned int end, struct lfs_real *next)
+{
+	const struct lfs_sb *sbi = LFS_SB(w->sb);
+	struct dentry *real;
+	unsigned int flags;
+	char *redirect;
+	struct qstr wh;
+	int hidden, opaque;
+
+	hidden = lfs_walk_wh_name(sbi, name, &wh);
+	if (!hidden)
+		hidden = lfs_walk_instance(c, at, name, &wh, &real);
+	kfree(wh.name);
+	if (hidden < 0)
+		return hidden;
+	if (!real) {
+		w->stop |= hidden;
+		return 0;
+	}
+	if (!d_is_dir(real)) {
+		/* a whiteout too */
+		dput(real);
+		w->stop = true;
+		return 0;
+	}
+	opaque = lfs_dir_marker(sbi, at->layer, real, &flags);
+	if (opaque < 0)
+		goto out_err;
+	if (opaque || hidden) {
+		w->stop = true;
+	} else {
+		redirect = lfs_get_redirect(sbi, at->layer, real);
+		opaque = PTR_ERR_OR_ZERO(redirect);
+		if (redirect && !opaque) {
+			opaque = lfs_lwalk_redirect(w, redirect,
+						    (const char *)name->name - w->buf,
+						    end, at->layer->idx + 1);
+			kfree(redirect);
+		}
+		if (opaque)
+			goto out_err;
+	}
+	*next = (struct lfs_real){ .dentry = real, .layer = at->layer,
+				   .flags = flags };
+	return 1;
+
+out_err:
+	dput(real);
+	return opaque;
+}
+
+/*
+ * An absolute path in one layer: walk its directories from the layer's
+ * root (@root) down to the one that should hold the last name, which
+ * becomes *@dir.
+ * Return: 1 and *@dir (a reference), 0 when the layer does not hold the
+ * path, or -errno.
+ */
+static int lfs_walk_path(struct lfs_lwalk *w, const struct lfs_real *root,
+			 struct lfs_real *dir)
+{
+	/* the tail still to walk, from its '/': a change keeps it */
+	size_t tail = w->name.len;
+	struct lfs_ni_cursor all = {};
+	struct lfs_real at = *root;
+	int found = 1;
+
+	dget(at.dentry);
+	for (;;) {
+		/* an absolute path is always in @buf */
+		const char *s = w->buf + w->name.len - tail + 1;
+		const char *end = strchrnul(s, '/');
+		struct qstr name = QSTR_INIT(s, end - s);
+		struct lfs_real next;
+
+		if (!*end)
+			break;
+		tail = w->buf + w->name.len - end;
+		/* the cursor knows what the root holds of the first name */
+		found = lfs_walk_path_step(w, at.dentry == root->dentry ? &w->c : &all,
+					   &at, &name, end - w->buf, &next);
+		dput(at.dentry);
+		if (found <= 0)
+			return found;
+		at = next;
+	}
+	*dir = at;
+	return 1;
+}
+
+/*
+ * The object the walk finds in one lower instance, @inst, of the parent
+ * or the root: the last name in the instance the walk reaches from it.
+ * Sets *@realp (NULL if none) and *@at, the instance it was found in (a
+ * reference in *@held when the walk went down a path).
+ * Return: 1 if the name's aufs whiteout is there too, 0 if not, or -errno.
+ */
+static int lfs_lwalk_layer(struct lfs_lwalk *w, const struct lfs_real *inst,
+			   struct lfs_real *at, struct dentry **held,
+			   struct dentry **realp)
+{
+	struct lfs_ni_cursor all = {};
+	struct qstr last;
+	int found;
+
+	*held = NULL;
+	*realp = NULL;
+	*at = *inst;
+	if (lfs_lwalk_abs(w)) {
+		found = lfs_walk_path(w, inst, at);
+		if (found <= 0)
+			return found;
+		*held = at->dentry;
+	}
+	last = lfs_lwalk_last(w);
+	return lfs_walk_instance(at->dentry == inst->dentry ? &w->c : &all, at,
+				 &last, &w->wh, realp);
+}
+
+/*
+ * The walk through the lower layers (struct lfs_lwalk).  The first object
+ * found decides (unless @below_dir: a directory was found above): a
+ * whiteout ends the walk with nothing, a non-directory is the answer on
+ * its own, a directory collects the same name from the layers below
+ * until one is opaque or holds a non-directory.  @redirect is the upper
+ * directory's, or NULL.
+ */
+static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
+			     const struct qstr *name, const char *redirect,
 			     struct lfs_parts *p, bool below_dir)
 {
-	struct lfs_ni_cursor c;
+	const struct lfs_sb *sbi = LFS_SB(sb);
+	struct lfs_lwalk w = { .sb = sb, .pe = pe, .name = *name };
 	unsigned int i;
-	int err = 0;
+	int err;
 
 	p->e->nr = 0;
-	lfs_ni_start(&c, sbi, pe);
-	for (i = lfs_ni_first(&c, pe->nr, name); i < pe->nr;
-	     i = lfs_ni_next(&c, pe->nr, i)) {
-		const struct lfs_real *parent = &pe->real[i];
+	lfs_ni_start(&w.c, sbi, pe);
+	if (redirect)
+		err = lfs_lwalk_redirect(&w, redirect, 0, name->len, 0);
+	else
+		err = lfs_lwalk_renamed(&w);
+	for (i = lfs_lwalk_seek(&w, 0); !err && i < w.pe->nr;
+	     i = w.changed ? lfs_lwalk_seek(&w, w.from) :
+			     lfs_ni_next(&w.c, w.pe->nr, i)) {
 		bool first = !below_dir && !p->e->nr;
-		struct dentry *real;
+		struct dentry *real, *held;
+		struct lfs_real at;
 		unsigned int flags = 0;
 		int opaque = 0, hidden;
 
-		hidden = lfs_walk_instance(&c, parent, name, wh, &real);
+		hidden = lfs_lwalk_layer(&w, &w.pe->real[i], &at, &held, &real);
 		if (hidden < 0) {
 			err = hidden;
+			dput(held);
 			break;
 		}
+		if (real && first && lfs_is_whiteout(at.layer, real, at.flags)) {
+			dput(real);
+			real = NULL;
+			hidden = 1;
+		} else if (real && !first && !d_is_dir(real)) {
+			/* below a directory, a non-directory ends the merge */
+			dput(real);
+			real = NULL;
+			hidden = 1;
+		}
+		dput(held);
 		if (!real) {
-			/* an aufs whiteout: nothing, or the end of the merge */
-			if (hidden)
+			/* a whiteout: nothing, or the end of the merge */
+			if (hidden || w.stop)
 				break;
 			continue;
 		}
-		if (first && lfs_is_whiteout(parent->layer, real, parent->flags)) {
-			dput(real);
-			break;
-		}
-		if (!first && !d_is_dir(real)) {
-			/* below a directory, a non-directory ends the merge */
-			dput(real);
-			break;
-		}
 		if (d_is_dir(real)) {
-			opaque = lfs_dir_marker(sbi, parent->layer, real, &flags);
+			opaque = lfs_dir_marker(sbi, at.layer, real, &flags);
 			if (opaque < 0) {
 				err = opaque;
 				dput(real);
 				break;
 			}
 		}
-		err = lfs_parts_add(p, real, parent->layer, flags);
+		err = lfs_parts_add(p, real, at.layer, flags);
 		if (err) {
 			dput(real);
 			break;
@@ -355,157 +681,44 @@ static int lfs_lookup_lowers(const struct lfs_sb *sbi, struct lfs_entry *pe,
 		/* beside its own whiteout, a directory is the last part */
 		if (!d_is_dir(real) || opaque || hidden)
 			break;
+		redirect = lfs_get_redirect(sbi, at.layer, real);
+		if (IS_ERR(redirect)) {
+			err = PTR_ERR(redirect);
+			break;
+		}
+		if (redirect) {
+			err = lfs_lwalk_redirect(&w, redirect, w.last, w.name.len,
+						 redirect[0] == '/' ?
+						 at.layer->idx + 1 : i + 1);
+			kfree(redirect);
+		}
+		if (w.stop)
+			break;
 	}
-	lfs_ni_end(&c);
+	lfs_ni_end(&w.c);
+	kfree(w.wh.name);
+	kfree(w.buf);
 	return err;
 }
-
-static void lfs_entry_put_lowers(struct lfs_entry *e)
-{
-	while (e->nr)
-		dput(e->real[--e->nr].dentry);
-}
-
-/*
- * An absolute redirect: the lower parts of the directory are what the
- * lower layers alone show at @path.  Walk it from the lower roots.
- * Return: a new entry (possibly with no lower objects), or an ERR_PTR.
- */
-static struct lfs_entry *lfs_lookup_abs_redirect(struct super_block *sb,
-						 const char *path)
-{
-	struct lfs_entry *root = LFS_E(sb->s_root), *cur = NULL;
-	const struct lfs_sb *sbi = LFS_SB(sb);
-	struct lfs_parts next;
-	struct qstr wh;
-	int err = 0;
-
-	while (*path) {
-		const char *end = strchrnul(path, '/');
-		struct qstr name = QSTR_INIT(path, end - path);
-
-		path = *end ? end + 1 : end;
-		if (!name.len)
-			continue;
-		if (name.name[0] == '.' &&
-		    (name.len == 1 || (name.len == 2 && name.name[1] == '.'))) {
-			err = -EINVAL;
-			break;
-		}
-		err = lfs_parts_alloc(&next);
-		if (err)
-			break;
-		/* a passing entry: not worth an index */
-		set_bit(LFS_E_NO_INDEX, &next.e->flags);
-		err = lfs_walk_wh_name(sbi, &name, &wh);
-		if (!err)
-			err = lfs_lookup_lowers(sbi, cur ? cur : root, &name, &wh,
-						&next, false);
-		kfree(wh.name);
-		lfs_entry_free(cur);
-		cur = next.e;
-		if (err)
-			break;
-		if (!cur->nr || !d_is_dir(cur->real[0].dentry)) {
-			lfs_entry_put_lowers(cur);
-			break;
-		}
-	}
-	if (!err && !cur)
-		err = -EINVAL;	/* "/" cannot be moved */
-	if (err) {
-		lfs_entry_free(cur);
-		return ERR_PTR(err);
-	}
-	return cur;
-}
-
-/*
- * Read an upper directory's redirect, if any.
- * Return: the path (kfree() it), NULL when there is none, or an ERR_PTR.
- */
-static char *lfs_read_redirect(struct lfs_sb *sbi, struct dentry *upper)
-{
-	char *buf;
-	int len;
-
-	len = lfs_real_getxattr(sbi->upper, upper, LFS_XATTR_REDIRECT, NULL, 0);
-	if (len == -ENODATA || len == -EOPNOTSUPP)
-		return NULL;
-	if (len < 0)
-		return ERR_PTR(len);
-	if (!len || len >= PATH_MAX)
-		return ERR_PTR(-EIO);
-	buf = kmalloc(len + 1, GFP_KERNEL);
-	if (!buf)
-		return ERR_PTR(-ENOMEM);
-	len = lfs_real_getxattr(sbi->upper, upper, LFS_XATTR_REDIRECT, buf, len);
-	if (len <= 0 || memchr(buf, '\0', len)) {
-		kfree(buf);
-		return ERR_PTR(len < 0 ? len : -EIO);
-	}
-	buf[len] = '\0';
-	return buf;
-}
-
-/*
- * The lower parts of a redirected upper directory: an absolute path is
- * walked from the lower roots, a relative one is a name in the parent.
- * Return: a new entry, or an ERR_PTR.
- */
-static struct lfs_entry *lfs_lookup_redirect(struct super_block *sb,
-					     struct lfs_entry *pe,
-					     const char *redirect)
-{
-	struct lfs_parts parts;
-	struct lfs_entry *e;
-	struct qstr name, wh;
-	int err;
-
-	if (redirect[0] == '/')
-		return lfs_lookup_abs_redirect(sb, redirect);
-	name = (struct qstr)QSTR_INIT(redirect, strlen(redirect));
-	if (strchr(redirect, '/'))
-		return ERR_PTR(-EIO);
-	if (lfs_parts_alloc(&parts))
-		return ERR_PTR(-ENOMEM);
-	err = lfs_walk_wh_name(LFS_SB(sb), &name, &wh);
-	if (!err)
-		err = lfs_lookup_lowers(LFS_SB(sb), pe, &name, &wh, &parts, false);
-	kfree(wh.name);
-	e = parts.e;
-	if (!err && e->nr && !d_is_dir(e->real[0].dentry))
-		lfs_entry_put_lowers(e);
-	if (err) {
-		lfs_entry_free(e);
-		return ERR_PTR(err);
-	}
-	return e;
-}
-
-/* the walk's result: an upper object and lower ones */
-struct lfs_walk {
-	struct lfs_parts parts;		/* lower objects; parts.e->upper too */
-	struct lfs_entry *redirected;	/* lower objects found by a redirect */
-};
 
 /*
  * The upper layer first: a whiteout there hides everything, a non-
  * directory or an opaque directory stands alone, a redirect says where
  * the lower parts are.  Then the lower layers.  @wh is the aufs
- * whiteout's name, or empty.
+ * whiteout's name, or empty.  The lower objects go in @p, the upper one
+ * in p->e->upper.
  */
 static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 			   struct dentry *pupper, const struct qstr *name,
-			   const struct qstr *wh, struct lfs_walk *w)
+			   const struct qstr *wh, struct lfs_parts *p)
 {
 	struct lfs_sb *sbi = LFS_SB(sb);
-	struct lfs_entry *e = w->parts.e;
+	struct lfs_entry *e = p->e;
 	struct lfs_ni_cursor all = {};
 	struct dentry *upper = NULL;
+	char *redirect = NULL;
 	unsigned int flags;
 	int hidden = 0, opaque;
-	char *redirect;
 
 	e->upper = NULL;
 	e->nr = 0;
@@ -532,24 +745,13 @@ static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 		opaque = lfs_dir_marker(sbi, sbi->upper, upper, &flags);
 		if (opaque)
 			return opaque < 0 ? opaque : 0;
-		redirect = lfs_read_redirect(sbi, upper);
+		redirect = lfs_get_redirect(sbi, sbi->upper, upper);
 		if (IS_ERR(redirect))
 			return PTR_ERR(redirect);
-		if (redirect) {
-			w->redirected = lfs_lookup_redirect(sb, pe, redirect);
-			kfree(redirect);
-			if (IS_ERR(w->redirected)) {
-				int err = PTR_ERR(w->redirected);
-
-				w->redirected = NULL;
-				pr_warn_ratelimited("%pd: bad redirect on the upper directory (%d)\n",
-						    upper, err);
-				return err;
-			}
-			return 0;
-		}
 	}
-	return lfs_lookup_lowers(sbi, pe, name, wh, &w->parts, upper);
+	opaque = lfs_lookup_lowers(sb, pe, name, redirect, p, upper);
+	kfree(redirect);
+	return opaque;
 }
 
 /**
@@ -618,9 +820,9 @@ static struct dentry *lfs_lookup_index(struct super_block *sb,
 }
 
 /* The exact-size entry the dentry keeps; takes the walk's references. */
-static struct lfs_entry *lfs_walk_result(struct lfs_walk *w)
+static struct lfs_entry *lfs_walk_result(struct lfs_parts *p)
 {
-	struct lfs_entry *src = w->redirected ? w->redirected : w->parts.e;
+	struct lfs_entry *src = p->e;
 	struct lfs_entry *e;
 
 	e = lfs_entry_alloc(src->nr);
@@ -629,8 +831,8 @@ static struct lfs_entry *lfs_walk_result(struct lfs_walk *w)
 	memcpy(e->real, src->real, src->nr * sizeof(e->real[0]));
 	e->nr = src->nr;
 	src->nr = 0;
-	e->upper = w->parts.e->upper;
-	w->parts.e->upper = NULL;
+	e->upper = src->upper;
+	src->upper = NULL;
 	return e;
 }
 
@@ -640,10 +842,10 @@ struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 	struct lfs_entry *pe = LFS_E(dentry->d_parent);
 	struct super_block *sb = dir->i_sb;
 	struct lfs_walk_buf onstack = {};
-	struct lfs_walk w = {
-		.parts.e = &onstack.e,
-		.parts.room = LFS_WALK_ONSTACK,
-		.parts.buf = &onstack.e,
+	struct lfs_parts w = {
+		.e = &onstack.e,
+		.room = LFS_WALK_ONSTACK,
+		.buf = &onstack.e,
 	};
 	struct dentry *index = NULL;
 	struct lfs_entry *e = NULL;
@@ -662,8 +864,7 @@ struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 	old_cred = lfs_override_creds(sb);
 	err = lfs_lookup_walk(sb, pe, lfs_upper(dentry->d_parent),
 			      &dentry->d_name, &wh, &w);
-	if (!err && (w.parts.e->upper || w.parts.e->nr ||
-		     (w.redirected && w.redirected->nr))) {
+	if (!err && (w.e->upper || w.e->nr)) {
 		e = lfs_walk_result(&w);
 		if (!e)
 			err = -ENOMEM;
@@ -678,13 +879,12 @@ struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 	revert_creds(old_cred);
 
 	kfree(wh.name);
-	lfs_entry_free(w.redirected);
-	dput(w.parts.e->upper);
-	w.parts.e->upper = NULL;
-	if (w.parts.e == &onstack.e)
-		lfs_entry_put_lowers(w.parts.e);
+	dput(w.e->upper);
+	w.e->upper = NULL;
+	if (w.e == &onstack.e)
+		lfs_entry_put_lowers(w.e);
 	else
-		lfs_entry_free(w.parts.e);
+		lfs_entry_free(w.e);
 	if (err)
 		goto out_free;
 	if (!e)

@@ -444,6 +444,32 @@ unsigned int lfs_ni_next(struct lfs_ni_cursor *c, unsigned int nr,
 }
 
 /**
+ * lfs_ni_seek - the first instance at or after a position to visit
+ * @c: the cursor, from lfs_ni_start()
+ * @nr: the number of instances
+ * @name: the name
+ * @from: the position
+ *
+ * For a walk whose name changed on the way (a redirect).
+ * Return: a position in the entry's real[], or @nr when none holds it.
+ */
+unsigned int lfs_ni_seek(struct lfs_ni_cursor *c, unsigned int nr,
+			 const struct qstr *name, unsigned int from)
+{
+	unsigned int pos;
+
+	if (!c->ni) {
+		if (from < nr)
+			c->visited++;
+		return min(from, nr);
+	}
+	for (pos = lfs_ni_first(c, nr, name); pos < from;
+	     pos = lfs_ni_next(c, nr, pos))
+		;
+	return pos;
+}
+
+/**
  * lfs_ni_holds - what the instance a walk is at holds of the name
  * @c: the cursor, at an instance (from lfs_ni_first() or lfs_ni_next())
  *

@@ -367,6 +367,57 @@ EOF
 	done
 }
 
+# TIMES_OPS: calls that copy directories up, some of which then fail; only
+# m/n/o (a new entry) and q (an exchange in it) change as a user sees it.
+TIMES_OPS='
+chmod a/b/c 0700
+rename a/x/sub e/g/file => ENOTDIR
+rename a/x/sub2 e/g/file2 => EISDIR
+create m/n/o/new
+exchange q/fifo q/dir
+utimes s/t 2000000000
+'
+
+@test "a copy-up keeps the times of the directories it goes into, also when the call then fails, as on overlay" {
+	lfs_workdir tmpfs
+	mktree "$WORK" <<-'EOF'
+	f L/a/b/c/f x
+	d L/a/x/sub
+	f L/a/x/sub2 x
+	f L/e/g/file y
+	d L/e/g/file2
+	f L/m/n/o/p z
+	p L/q/fifo
+	f L/q/dir/in i
+	f L/s/t/u u
+	EOF
+	find "$WORK/L" -exec touch -h -d @1000000000 {} +
+	for fs in layerfs overlay; do
+		mkdir "$WORK"/{$fs.u,$fs.w,$fs.m}
+		opts=lowerdir=$WORK/L,upperdir=$WORK/$fs.u,workdir=$WORK/$fs.w
+		[ "$fs" = layerfs ] || opts+=,redirect_dir=on,index=on
+		mount -t "$fs" none "$WORK/$fs.m" -o "$opts"
+		"$PROBE" ops "$WORK/$fs.m" <<<"$TIMES_OPS"
+		"$PROBE" dump -x dirs,blocks "$WORK/$fs.m" >"$WORK/$fs.dump"
+	done
+	# but for the times, the two mounts show the same
+	diff -u <(sed 's/ mt=[0-9]\{10\}[^ ]*//' "$WORK/overlay.dump") \
+		<(sed 's/ mt=[0-9]\{10\}[^ ]*//' "$WORK/layerfs.dump")
+	# the others keep theirs, on overlay (the reference) as on layerfs
+	for fs in overlay layerfs; do
+		run awk '$2 == "d" && $1 != "m/n/o" && $1 != "q" && $1 != "s/t" &&
+			!/ mt=1000000000\.000000000( |$)/ { print "changed: " $0 }' "$WORK/$fs.dump"
+		[ "$status" = 0 ]
+		[ -z "$output" ] || { echo "# $fs: $output"; false; }
+	done
+	grep -q '^s/t d .* mt=2000000000\.000000000' "$WORK/layerfs.dump"
+	# the calls did copy those directories up
+	[ -d "$WORK/layerfs.u/a/b/c" ]
+	[ -d "$WORK/layerfs.u/a/x/sub" ]
+	[ -d "$WORK/layerfs.u/e/g" ]
+	[ -d "$WORK/layerfs.u/s/t" ]
+}
+
 @test "the lower layers are unchanged" {
 	diff -u "$BATS_FILE_TMPDIR/lower" <("$PROBE" meta "$LOWER")
 }

@@ -1,0 +1,307 @@
+#!/usr/bin/env bats
+# Redirects in every layer: a directory that records where its lower parts
+# are (trusted.overlay.redirect) sends the walk there in the layers below
+# its own, absolute from those layers' roots or relative in the same
+# parent, as the kernel's overlay walks them.  So an upper layer, with the
+# redirects its renames wrote, reads the same when it becomes a lower
+# layer ("rotate": a container's changes kept as an image layer).  The
+# kernel's overlay, on the same layers, is the reference.
+
+load lib
+
+teardown() {
+	lfs_cleanup
+}
+
+# Layers L0 (top) .. L3; whiteouts in overlay's format (0/0 devices), so
+# that overlay reads every layer as layerfs does.
+REDIRECT_LAYERS='
+# absolute: "new" shows what L1 holds at /old; /old itself is gone
+d L0/new
+a L0/new trusted.overlay.redirect /old
+f L0/new/top t
+W L0/old
+f L1/old/f1 1
+f L1/old/sub/f2 2
+f L2/new/hidden x
+# relative, in the same parent
+d L0/p/rnew
+a L0/p/rnew trusted.overlay.redirect rold
+W L0/p/rold
+f L1/p/rold/g g
+# a chain: L0 says /c1, L1 (at /c1) says /c0 for the layers below it
+d L0/c2
+a L0/c2 trusted.overlay.redirect /c1
+W L0/c1
+d L1/c1
+a L1/c1 trusted.overlay.redirect /c0
+f L1/c1/mid m
+W L1/c0
+f L2/c0/bot b
+f L2/c1/not-this n
+# a redirect on a directory on the way changes the path below it
+d L0/z
+a L0/z trusted.overlay.redirect /x/y
+f L1/x/y/l1 1
+d L1/x
+a L1/x trusted.overlay.redirect /xx
+f L2/xx/y/l2 2
+f L2/x/y/not-this n
+# an opaque directory on the way ends the walk below its layer, unless
+# a directory further down has an absolute redirect
+d L0/o2
+a L0/o2 trusted.overlay.redirect /oa/ob
+o L1/oa
+d L1/oa/ob
+a L1/oa/ob trusted.overlay.redirect /oc
+f L1/oa/ob/in-l1 1
+f L2/oc/deep d
+f L2/oa/ob/not-this n
+d L0/o3
+a L0/o3 trusted.overlay.redirect /ob/oc
+o L1/ob
+f L1/ob/oc/in-l1 1
+f L2/ob/oc/not-this n
+# a whiteout on the way ends it
+d L0/w2
+a L0/w2 trusted.overlay.redirect /wa/wb
+W L1/wa
+f L2/wa/wb/not-this n
+# to nothing, or to a file: the directory shows its own entries only
+d L0/nowhere
+a L0/nowhere trusted.overlay.redirect /no/such
+f L0/nowhere/own o
+d L0/tofile
+a L0/tofile trusted.overlay.redirect /afile
+f L0/tofile/own o
+f L1/afile x
+# a redirect below an opaque directory still counts in its layer
+o L0/q
+d L0/q/r
+a L0/q/r trusted.overlay.redirect /rr
+f L1/rr/from-rr r
+f L1/q/r/not-this n
+# the layer the redirect is read in is not searched again
+d L1/self
+a L1/self trusted.overlay.redirect /self2
+f L1/self/s1 s
+f L1/self2/no n
+f L2/self2/yes y
+# deep layers: L3 only
+d L0/deep
+a L0/deep trusted.overlay.redirect /d3
+f L3/d3/bottom b
+'
+
+# what the stack must show, besides the mount's root entries not listed
+REDIRECT_EXPECT='
+new/top
+new/f1
+new/sub/f2
+p/rnew/g
+c2/mid
+c2/bot
+z/l1
+z/l2
+o2/in-l1
+o2/deep
+o3/in-l1
+nowhere/own
+tofile/own
+q/r/from-rr
+self/s1
+self/yes
+deep/bottom
+'
+
+# names no view may show
+REDIRECT_ABSENT='new/hidden old c1 c2/not-this z/not-this o2/not-this
+o3/not-this w2/not-this q/r/not-this self/no'
+
+@test "redirects in lower layers are followed, absolute and relative, as overlay follows them" {
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<"$REDIRECT_LAYERS"
+	mkdir "$WORK/ovl"
+	lowers=$WORK/L0:$WORK/L1:$WORK/L2:$WORK/L3
+	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$lowers"
+	# this kernel's overlay follows redirects only when told to
+	mount -t overlay none "$WORK/ovl" -o "lowerdir=$lowers,redirect_dir=follow"
+
+	"$PROBE" dump -x dirs "$WORK/ovl" >"$WORK/ovl.dump"
+	"$PROBE" dump -x dirs "$WORK/mnt" >"$WORK/lfs.dump"
+	diff -u "$WORK/ovl.dump" "$WORK/lfs.dump"
+	missing=
+	while read -r p; do
+		[ -z "$p" ] || [ -f "$WORK/mnt/$p" ] || missing+=" $p"
+	done <<<"$REDIRECT_EXPECT"
+	[ -z "$missing" ] || { echo "# missing:$missing"; false; }
+	for p in $REDIRECT_ABSENT; do
+		[ ! -e "$WORK/mnt/$p" ] || missing+=" $p"
+	done
+	[ -z "$missing" ] || { echo "# shown:$missing"; false; }
+}
+
+@test "a writable mount follows the redirects of its lower layers, and a copy-up keeps the directory's parts" {
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<"$REDIRECT_LAYERS"
+	mkdir "$WORK"/{u,w}
+	mount -t layerfs none "$WORK/mnt" \
+		-o "lowerdir=$WORK/L0:$WORK/L1:$WORK/L2:$WORK/L3,upperdir=$WORK/u,workdir=$WORK/w"
+	"$PROBE" dump -x dirs "$WORK/mnt" >"$WORK/before"
+	# copy up the redirected directories, then move two of them
+	"$PROBE" ops "$WORK/mnt" <<-'EOF'
+	chmod new 0750
+	create c2/new-file
+	chmod z 0700
+	rename o2 moved-o2
+	rename p/rnew p2
+	EOF
+	echo 2 >/proc/sys/vm/drop_caches
+	[ -f "$WORK/mnt/new/sub/f2" ]
+	[ -f "$WORK/mnt/c2/bot" ]
+	[ -f "$WORK/mnt/c2/new-file" ]
+	[ -f "$WORK/mnt/z/l2" ]
+	[ -f "$WORK/mnt/moved-o2/deep" ]
+	[ -f "$WORK/mnt/p2/g" ]
+	[ ! -e "$WORK/mnt/o2" ]
+	[ ! -e "$WORK/mnt/z/not-this" ]
+	# the moved ones say where their parts are, seen from the lowers' root
+	run getfattr --absolute-names -n trusted.overlay.redirect --only-values "$WORK/u/moved-o2"
+	[ "$status" = 0 ]
+	[ "$output" = /o2 ]
+	run getfattr --absolute-names -n trusted.overlay.redirect --only-values "$WORK/u/p2"
+	[ "$status" = 0 ]
+	[ "$output" = /p/rnew ]
+}
+
+@test "a redirect that is not a plain path fails the lookup and reaches nothing outside the layers" {
+	lfs_workdir tmpfs
+	mkdir -p "$WORK"/L1/secret "$WORK"/L1/sub/dir "$WORK"/L0/sub
+	echo s >"$WORK/L1/secret/s"
+	long=$(printf '/%0255d' $(seq 1 17))
+	bad=("" . .. ../secret /../secret /sub/../secret //secret /secret/ \
+		sub/dir "$long")
+	for i in "${!bad[@]}"; do
+		mkdir "$WORK/L0/b$i"
+		setfattr -n trusted.overlay.redirect -v "${bad[i]}" "$WORK/L0/b$i" 2>/dev/null ||
+			[ -z "${bad[i]}" ]
+	done
+	# an empty value: setfattr refuses it, so write it in C
+	"$PROBE" mktree "$WORK" <<<'a L0/b0 trusted.overlay.redirect 0x'
+	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$WORK/L0:$WORK/L1"
+	for i in "${!bad[@]}"; do
+		run "$PROBE" stat "$WORK/mnt/b$i"
+		[[ $output == *EIO* ]] || { echo "# b$i (${bad[i]:0:40}): $output"; false; }
+	done
+	run dmesg
+	[[ $output == *"invalid redirect"* ]]
+	# the rest of the directory still reads
+	[ -f "$WORK/mnt/secret/s" ]
+}
+
+# The script of renames the rotate tests run: merged directories moved
+# within and across directories, into a moved one, back, over a lower
+# name; files and directories removed and made again.
+ROTATE_OPS1='
+rename a/b b2
+rename b2/c c2
+rename a a2
+mkdir a
+create a/new
+rename a2/x a/x
+rename d/e d/e2
+rename d d3
+rename d3/e2/f ff
+mkdir d3/e2/f
+create d3/e2/f/again
+rename k/m/n n1
+rmdir k/m
+rename n1 k/m
+unlink keep/f
+rename keep keep2
+rename g/h g/h2
+rename g/h2 h3
+'
+
+# the second generation's: what the first moved moves again
+ROTATE_OPS2='
+rename b2 b3
+rename c2 a/c4
+rename h3 a/h4
+rename d3/e2 e5
+'
+
+ROTATE_LAYERS='
+f L2/a/b/c/deep 1
+f L2/a/b/c/deep2 2
+f L1/a/b/mid m
+f L1/a/x/xf x
+f L2/a/x/xb b
+f L2/d/e/f/ef f
+f L1/d/e/de d
+f L2/k/m/n/kn k
+f L1/k/m/n/kn2 k
+f L2/keep/f f
+f L2/keep/g g
+f L1/g/h/hf h
+f L2/g/h/hb b
+h L2/g/h/hlink L2/g/h/hb
+'
+
+# rotate FS WHITEOUT: on FS (layerfs or overlay), run ROTATE_OPS1 on a
+# writable mount of L1:L2, then mount its upper as the top lower layer of
+# a fresh writable mount, run ROTATE_OPS2 there, and mount that upper in
+# turn; each mount must show what the one before showed.  Dumps go to
+# $WORK/FS.N.
+rotate() {
+	local fs=$1 opts=() ro=() lowers=$WORK/L1:$WORK/L2 n ops
+	[ "$fs" = overlay ] && opts=(-o redirect_dir=on,index=on) ro=(-o redirect_dir=follow)
+	[ "$fs" = layerfs ] && opts=(-o "whiteout=$2")
+	for n in 1 2; do
+		mkdir "$WORK/$fs.u$n" "$WORK/$fs.w$n" "$WORK/$fs.m$n"
+		mount -t "$fs" none "$WORK/$fs.m$n" "${opts[@]}" \
+			-o "lowerdir=$lowers,upperdir=$WORK/$fs.u$n,workdir=$WORK/$fs.w$n" || return 1
+		ops=ROTATE_OPS$n
+		"$PROBE" ops "$WORK/$fs.m$n" <<<"${!ops}" >"$WORK/$fs.ops$n" ||
+			{ cat "$WORK/$fs.ops$n"; return 1; }
+		"$PROBE" dump -x dirs,blocks "$WORK/$fs.m$n" >"$WORK/$fs.$n" || return 1
+		# new objects' times differ between two runs
+		sed 's/ mt=[^ ]*//' "$WORK/$fs.$n" >"$WORK/$fs.$n.nt" || return 1
+		umount "$WORK/$fs.m$n" || return 1
+		lowers=$WORK/$fs.u$n:$lowers
+		mkdir "$WORK/$fs.r$n"
+		mount -t "$fs" none "$WORK/$fs.r$n" "${ro[@]}" -o "lowerdir=$lowers" || return 1
+		"$PROBE" dump -x dirs,blocks "$WORK/$fs.r$n" >"$WORK/$fs.$n.rotated" || return 1
+		umount "$WORK/$fs.r$n" || return 1
+		diff -u "$WORK/$fs.$n" "$WORK/$fs.$n.rotated" || return 1
+	done
+}
+
+@test "rotate: an upper layer written with renames shows the same tree as a lower layer, twice over, as on overlay" {
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<"$ROTATE_LAYERS"
+	rotate overlay
+	rotate layerfs chardev
+	# the scripts did the same on both
+	diff -u "$WORK/overlay.ops1" "$WORK/layerfs.ops1"
+	diff -u "$WORK/overlay.ops2" "$WORK/layerfs.ops2"
+	diff -u "$WORK/overlay.1.nt" "$WORK/layerfs.1.nt"
+	diff -u "$WORK/overlay.2.nt" "$WORK/layerfs.2.nt"
+	# and the second generation moved what the first had moved
+	grep -q '^a/c4/deep2 ' "$WORK/layerfs.2"
+	grep -q '^e5/de ' "$WORK/layerfs.2"
+	grep -q '^e5/f/again ' "$WORK/layerfs.2"
+	# overlay reads layerfs's upper layers (overlay's format) the same
+	mkdir "$WORK/cross"
+	mount -t overlay none "$WORK/cross" \
+		-o "lowerdir=$WORK/layerfs.u2:$WORK/layerfs.u1:$WORK/L1:$WORK/L2,redirect_dir=follow"
+	"$PROBE" dump -x dirs,blocks "$WORK/cross" >"$WORK/cross.dump"
+	diff -u "$WORK/layerfs.2" "$WORK/cross.dump"
+}
+
+@test "rotate with layerfs's own whiteouts, upper on ext4" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<"$ROTATE_LAYERS"
+	rotate layerfs native
+	grep -q '^a/c4/deep2 ' "$WORK/layerfs.2"
+}

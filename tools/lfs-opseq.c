@@ -15,8 +15,10 @@
  *	filesystem (see lfs_gen_sure()), so any script of 6 * (number of
  *	kinds) lines or more holds every kind, successful.  About one step
  *	in five of the others runs as an unprivileged user, "as USER OP
- *	ARGS", mostly on what that user owns in DIR.  -x leaves the named
- *	kinds out.
+ *	ARGS", mostly on what that user owns in DIR.  A third of the
+ *	exchange and noreplace steps take a directory of DIR (of the lower
+ *	layers): exchanged with another or with a non-directory, or moved
+ *	to a new name.  -x leaves the named kinds out.
  *   lfs-opseq run [-k] [-D DUMP [-T SEC[.FRAC]]] ROOT < SCRIPT
  *	chroot to ROOT and apply each line in this process; print per step
  *	"N [as USER] OP ARGS -> 0|[CALL:]ERRNAME [FACTS]".  Facts are only
@@ -2171,8 +2173,26 @@ static void lfs_gen_step(const struct lfs_pool *p, int k)
 		printf("%s %s\n", name, lfs_rnd(10) < 7 && p->dirs.n ?
 		       lfs_pick(&p->dirs) : lfs_pick(&p->new_dirs));
 		break;
-	case LFS_OP_RENAME:
 	case LFS_OP_NOREPLACE:
+	case LFS_OP_EXCHANGE:
+		/*
+		 * a third of them on a directory of the lower layers (merged
+		 * ones, and the ones a redirect must find): exchanged with
+		 * another, or with a non-directory, or moved to a new name
+		 */
+		r = lfs_rnd(9);
+		if (r < 3 && p->dirs.n) {
+			printf("%s %s %s\n", name, lfs_pick(&p->dirs),
+			       k == LFS_OP_NOREPLACE ? lfs_pick_new(p) :
+			       r < 2 ? lfs_pick(&p->dirs) : lfs_pick_old(p));
+			break;
+		}
+		if (k == LFS_OP_EXCHANGE) {
+			printf("%s %s %s\n", name, lfs_pick_obj(p), lfs_pick_obj(p));
+			break;
+		}
+		fallthrough;
+	case LFS_OP_RENAME:
 		/* directories move mostly to new names the pool builds on */
 		r = lfs_rnd(10);
 		if (lfs_rnd(3) == 0)
@@ -2183,9 +2203,6 @@ static void lfs_gen_step(const struct lfs_pool *p, int k)
 			printf("%s %s %s\n", name, lfs_pick_old(p),
 			       r < 5 ? lfs_pick_fresh(p) : r < 8 ? lfs_pick_old(p) :
 			       lfs_pick_dir(p));
-		break;
-	case LFS_OP_EXCHANGE:
-		printf("%s %s %s\n", name, lfs_pick_obj(p), lfs_pick_obj(p));
 		break;
 	case LFS_OP_TMPFILE:
 		printf("%s %s %s %u %u\n", name, lfs_rnd(10) < 3 ? "." : lfs_pick_dir(p),

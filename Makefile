@@ -4,6 +4,8 @@
 #   make test-quick    host tests without guests, smoke and core guest suites
 #   make vm-test [T=tests/bats/NAME.bats]
 #   make vm-shell      interactive guest with the module
+#   make test-diff-long  the write-side differential suite on DIFF_SEEDS
+#                      seeds a test (2000), in one guest
 #   make check         checkpatch --strict and sparse over the module, and
 #                      tools/bats-lint over the suites (make check-bats)
 #
@@ -34,7 +36,8 @@ TOOLS_BIN :=
 # A fragment may add to DEPS and TOOLS_BIN and define its own targets.
 include $(wildcard tools/*.mk images/*.mk)
 
-.PHONY: all deps kernel module tools check vm-test vm-shell host-test test test-quick clean
+.PHONY: all deps kernel module tools check vm-test vm-shell host-test test test-quick clean \
+	test-diff-long
 
 all: module tools
 
@@ -52,6 +55,16 @@ module: kernel
 # one suite (T=...) in one guest; all of them spread over two guests
 vm-test: module tools
 	@$(if $(T),vm/run.sh test $(T),vm/run-suites.sh)
+
+# 70-write-diff on DIFF_SEEDS seeds a test (upper on tmpfs, then on
+# ext4) instead of its time budget, in one guest: about 15 s a seed under
+# TCG, which sets the test's and the guest's time limits
+DIFF_SEEDS ?= 2000
+test-diff-long: module tools
+	@LFS_GUEST_ENV="DIFF_SEEDS=$(DIFF_SEEDS) $(LFS_GUEST_ENV)" \
+		LFS_TEST_TIMEOUT=$$((15 * $(DIFF_SEEDS) + 600)) \
+		VM_TIMEOUT=$$((30 * $(DIFF_SEEDS) + 1800)) \
+		vm/run.sh test tests/bats/70-write-diff.bats
 
 vm-shell: module tools
 	@vm/run.sh shell

@@ -15,8 +15,10 @@
  *	filesystem (see lfs_gen_sure()), so any script of 6 * (number of
  *	kinds) lines or more holds every kind, successful.  About one step
  *	in five of the others runs as an unprivileged user, "as USER OP
- *	ARGS", mostly on what that user owns in DIR.  -x leaves the named
- *	kinds out.
+ *	ARGS", mostly on what that user owns in DIR.  A third of the
+ *	exchange and noreplace steps take a directory of DIR (of the lower
+ *	layers): exchanged with another or with a non-directory, or moved
+ *	to a new name.  -x leaves the named kinds out.
  *   lfs-opseq run [-k] [-D DUMP [-T SEC[.FRAC]]] ROOT < SCRIPT
  *	chroot to ROOT and apply each line in this process; print per step
  *	"N [as USER] OP ARGS -> 0|[CALL:]ERRNAME [FACTS]".  Facts are only
@@ -38,9 +40,10 @@
  *	read, readdir, stat).
  *   lfs-opseq dump [-k] [-r] [-T SEC[.FRAC]] ROOT
  *	one sorted line per object under ROOT, ROOT itself as "."; see
- *	lfs_dump_line() for the fields (POSIX ACLs in text form).  -T
- *	prints the mtime of non-directories older than SEC.FRAC and
- *	"mt=new" for the others;
+ *	lfs_dump_line() for the fields (POSIX ACLs in text form) and the
+ *	link counts it checks against the tree.  -T prints the mtime of
+ *	every object but the root older than SEC.FRAC and "mt=new" for the
+ *	others;
  *	-r (raw, for comparing a tree with itself later) adds inode
  *	numbers, link counts, sizes, blocks and c/mtimes of every object.
  *	-k (run and dump): see lfs_skip_vanished.
@@ -458,6 +461,8 @@ struct lfs_obj {
 	char *path;		/* relative to the root, "." for the root */
 	struct stat st;		/* lstat() of it */
 	const char *group;	/* first path of its hard-link group, or NULL */
+	size_t names;		/* non-directory: paths of the tree with its inode */
+	size_t subdirs;		/* directory: the directories listed in it */
 };
 
 struct lfs_tree {
@@ -466,9 +471,11 @@ struct lfs_tree {
 	int errors;		/* objects that could not be read */
 };
 
-static void lfs_tree_walk(struct lfs_tree *t, int rootfd, const char *rel)
+/* Add the objects under rel; returns the number of directories in rel. */
+static size_t lfs_tree_walk(struct lfs_tree *t, int rootfd, const char *rel)
 {
 	struct dirent *de;
+	size_t subdirs = 0, i;
 	DIR *dh;
 	int fd;
 
@@ -479,7 +486,7 @@ static void lfs_tree_walk(struct lfs_tree *t, int rootfd, const char *rel)
 		t->errors++;
 		if (fd >= 0)
 			close(fd);
-		return;
+		return 0;
 	}
 	while ((de = readdir(dh))) {
 		struct lfs_obj *o;
@@ -498,6 +505,8 @@ static void lfs_tree_walk(struct lfs_tree *t, int rootfd, const char *rel)
 		o = &t->obj[t->n];
 		o->path = path;
 		o->group = NULL;
+		o->names = 1;
+		o->subdirs = 0;
 		if (fstatat(rootfd, path, &o->st, AT_SYMLINK_NOFOLLOW)) {
 			if (errno == ENOENT && lfs_skip_vanished) {
 				free(path);
@@ -508,11 +517,15 @@ static void lfs_tree_walk(struct lfs_tree *t, int rootfd, const char *rel)
 			free(path);
 			continue;
 		}
-		t->n++;
-		if (S_ISDIR(o->st.st_mode))
-			lfs_tree_walk(t, rootfd, path);
+		i = t->n++;
+		if (!S_ISDIR(o->st.st_mode))
+			continue;
+		subdirs++;
+		/* t->obj moves as it grows: by index after the call */
+		t->obj[i].subdirs = lfs_tree_walk(t, rootfd, path);
 	}
 	closedir(dh);
+	return subdirs;
 }
 
 static int lfs_cmp_obj_path(const void *a, const void *b)
@@ -554,12 +567,13 @@ static int lfs_tree_load(struct lfs_tree *t, const char *root, int *rootfd)
 	t->obj = lfs_xrealloc(NULL, t->cap * sizeof(*t->obj));
 	t->obj[0].path = lfs_xstrdup(".");
 	t->obj[0].group = NULL;
+	t->obj[0].names = 1;
 	if (fstat(*rootfd, &t->obj[0].st)) {
 		fprintf(stderr, "lfs-opseq: %s: %s\n", root, strerror(errno));
 		return -1;
 	}
 	t->n = 1;
-	lfs_tree_walk(t, *rootfd, ".");
+	t->obj[0].subdirs = lfs_tree_walk(t, *rootfd, ".");
 	qsort(t->obj + 1, t->n - 1, sizeof(*t->obj), lfs_cmp_obj_path);
 
 	by_ino = lfs_xrealloc(NULL, t->n * sizeof(*by_ino));
@@ -573,8 +587,10 @@ static int lfs_tree_load(struct lfs_tree *t, const char *root, int *rootfd)
 				break;
 		if (j - i < 2 || S_ISDIR(by_ino[i]->st.st_mode))
 			continue;
-		for (k = i; k < j; k++)
+		for (k = i; k < j; k++) {
 			by_ino[k]->group = by_ino[i]->path;
+			by_ino[k]->names = j - i;
+		}
 	}
 	free(by_ino);
 	return 0;
@@ -595,15 +611,28 @@ struct lfs_dump_opts {
  * paths of the tree share the inode; "mt=..." under -T; every xattr
  * (lfs_print_xattrs()).
  *
+ * Link counts are checked against the tree too, except in raw dumps (-r):
+ * a tree dumped is a whole mount, or a whole copy, so every name of a
+ * non-directory is in it, and its st_nlink must be the number of its
+ * paths; else "NLINK!=NAMES:K" follows "nl=N" (K the paths found).  A
+ * directory's st_nlink is not printed: overlay and layerfs report 1 for
+ * a merged directory (its subdirectories are spread over layers), btrfs
+ * for every directory, where tmpfs, ext4 and xfs count 2 and one per
+ * subdirectory.  Those are the two values a correct filesystem gives, so
+ * any other is printed, "DIR-NLINK!=2+SUBDIRS:N/K".
+ *
+ * -T prints the mtime of every object but the root older than the cut
+ * time (what the layer builder, cp -a, or a utimes step to a fixed time
+ * set: the same in both trees, and kept by copy-up, which must not change
+ * the mtime of what it copies up, a directory included) and "mt=new" for
+ * the others: an object written, or a directory whose entries changed
+ * during the run, has a time of day, which differs between the two runs.
+ * The root of a writable mount is the upper directory itself, whose times
+ * are those of its mkdir, not of any layer: left out.
+ *
  * Left out on purpose: atime and ctime (reading and copy-up touch them
- * differently on different filesystems), directory sizes (filesystem
- * specific) and directory link counts and mtimes (a merged directory
- * gains whiteouts and is copied up where a plain directory is not).  The
- * mtime of a non-directory is compared only when it predates the
- * operations (-T): set by the layer builder, by cp -a or by a utimes step
- * to a fixed time, so it must be the same in both trees and survive
- * copy-up; an object written during the run has a time of day instead,
- * which differs between the two runs, and shows as "mt=new".
+ * differently on different filesystems), and directory sizes (filesystem
+ * specific).
  */
 static void lfs_dump_line(FILE *out, int rootfd, const struct lfs_obj *o,
 			  const struct lfs_dump_opts *opt)
@@ -642,9 +671,15 @@ static void lfs_dump_line(FILE *out, int rootfd, const struct lfs_obj *o,
 	}
 	if (!S_ISDIR(st->st_mode))
 		fprintf(out, " nl=%lu", (unsigned long)st->st_nlink);
+	if (!S_ISDIR(st->st_mode) && !opt->raw && st->st_nlink != o->names)
+		fprintf(out, " NLINK!=NAMES:%zu", o->names);
+	if (S_ISDIR(st->st_mode) && !opt->raw && st->st_nlink != 1 &&
+	    st->st_nlink != 2 + o->subdirs)
+		fprintf(out, " DIR-NLINK!=2+SUBDIRS:%lu/%zu",
+			(unsigned long)st->st_nlink, o->subdirs);
 	if (o->group)
 		fprintf(out, " hl=%s", o->group);
-	if (opt->have_t && !S_ISDIR(st->st_mode)) {
+	if (opt->have_t && strcmp(o->path, ".")) {
 		if (st->st_mtim.tv_sec < opt->t.tv_sec ||
 		    (st->st_mtim.tv_sec == opt->t.tv_sec &&
 		     st->st_mtim.tv_nsec < opt->t.tv_nsec))
@@ -2138,8 +2173,26 @@ static void lfs_gen_step(const struct lfs_pool *p, int k)
 		printf("%s %s\n", name, lfs_rnd(10) < 7 && p->dirs.n ?
 		       lfs_pick(&p->dirs) : lfs_pick(&p->new_dirs));
 		break;
-	case LFS_OP_RENAME:
 	case LFS_OP_NOREPLACE:
+	case LFS_OP_EXCHANGE:
+		/*
+		 * a third of them on a directory of the lower layers (merged
+		 * ones, and the ones a redirect must find): exchanged with
+		 * another, or with a non-directory, or moved to a new name
+		 */
+		r = lfs_rnd(9);
+		if (r < 3 && p->dirs.n) {
+			printf("%s %s %s\n", name, lfs_pick(&p->dirs),
+			       k == LFS_OP_NOREPLACE ? lfs_pick_new(p) :
+			       r < 2 ? lfs_pick(&p->dirs) : lfs_pick_old(p));
+			break;
+		}
+		if (k == LFS_OP_EXCHANGE) {
+			printf("%s %s %s\n", name, lfs_pick_obj(p), lfs_pick_obj(p));
+			break;
+		}
+		fallthrough;
+	case LFS_OP_RENAME:
 		/* directories move mostly to new names the pool builds on */
 		r = lfs_rnd(10);
 		if (lfs_rnd(3) == 0)
@@ -2150,9 +2203,6 @@ static void lfs_gen_step(const struct lfs_pool *p, int k)
 			printf("%s %s %s\n", name, lfs_pick_old(p),
 			       r < 5 ? lfs_pick_fresh(p) : r < 8 ? lfs_pick_old(p) :
 			       lfs_pick_dir(p));
-		break;
-	case LFS_OP_EXCHANGE:
-		printf("%s %s %s\n", name, lfs_pick_obj(p), lfs_pick_obj(p));
 		break;
 	case LFS_OP_TMPFILE:
 		printf("%s %s %s %u %u\n", name, lfs_rnd(10) < 3 ? "." : lfs_pick_dir(p),

@@ -142,7 +142,10 @@ diff_remove_stacks() {
 # diff_count LOG: add the kinds that succeeded in LOG to the caller's
 # associative array diff_ok; set diff_steps and diff_zero to the number
 # of steps and of successful steps, diff_user and diff_user_zero to those
-# of the steps run as an unprivileged user ("N as USER OP ...")
+# of the steps run as an unprivileged user ("N as USER OP ..."); add the
+# successful exchange and noreplace steps whose first name is a
+# directory of the lower layers (a key of the caller's diff_ldirs) to
+# diff_ok[exchange-dir] and diff_ok[noreplace-dir]
 diff_count() {
 	local _n op rest
 	diff_steps=0 diff_zero=0 diff_user=0 diff_user_zero=0
@@ -157,81 +160,296 @@ diff_count() {
 		fi
 		if [[ $rest == *" -> 0"* ]]; then
 			diff_zero=$((diff_zero + 1))
-			diff_ok[$op]=1
+			diff_ok[$op]=$((${diff_ok[$op]:-0} + 1))
+			rest=${rest# }
+			if [[ $op == @(exchange|noreplace) && -n ${diff_ldirs[${rest%% *}]} ]]; then
+				diff_ok[$op-dir]=$((${diff_ok[$op-dir]:-0} + 1))
+			fi
 		fi
 	done <"$1"
 }
 
-# diff_check N FS SEED...: the differential check on stack N.
+# diff_lower_dirs N: the directories of stack N's tree, the keys of the
+# caller's associative array diff_ldirs
+diff_lower_dirs() {
+	local path type _rest
+	diff_ldirs=()
+	while read -r path type _rest; do
+		[ "$type" != d ] || diff_ldirs[$path]=1
+	done <"$DIFF_STACKS/s$1.pristine.dump"
+}
+
+# operations of the script run after a rotation (diff_rotate)
+DIFF_ROT_STEPS=${DIFF_ROT_STEPS:-15}
+
+# diff_split LAYER DUMP PRISTINE: the paths of DUMP (a mount's, before
+# the rotation) in the hard-link groups of lower files with several
+# links that the run changed: their other names, and the index's link,
+# live on only in the work directory, which no layer holds.  After a
+# rotation the names not linked up show the lower file again (its old
+# data, its own inode, its lower link count, names removed included),
+# and a copy keeps the index's link in st_nlink.  The kernel's overlay
+# (index=on) does the same (validation runs, seed 100: hk/x2's nine
+# lower names lost a write made through nd0/nd2/c0; hk/y8, whose other
+# name was removed, shows nl=2 for one name); layerfs keeps its index in
+# W/index too (docs/write-side.md).  Such a group is found two ways:
+# LAYER, the raw dump (-r) of the upper, holds a non-directory with more
+# links than names (the index's link); or a path of DUMP has the size and
+# content of a file with several links in PRISTINE (the stack's tree)
+# but not the same line.
+diff_split() {
+	awk '
+	function field(line, key,   i, n, f) {
+		n = split(line, f, " ")
+		for (i = 3; i <= n; i++)
+			if (index(f[i], key) == 1)
+				return substr(f[i], length(key) + 1)
+		return ""
+	}
+	FILENAME == ARGV[1] {
+		if ($2 == "d")
+			next
+		ino = field($0, "ino=")
+		names[ino]++
+		links[ino] = field($0, "nl=")
+		path[$1] = ino
+		next
+	}
+	FILENAME == ARGV[2] {
+		if ($2 == "f" && field($0, "nl=") > 1) {
+			data[field($0, "size=") " " field($0, "h=")] = 1
+			line[$1] = $0
+		}
+		next
+	}
+	{
+		g = field($0, "hl=")
+		group[$1] = g == "" ? $1 : g
+		if ($2 == "f" && (field($0, "size=") " " field($0, "h=")) in data &&
+		    line[$1] != $0)
+			split_group[group[$1]] = 1
+	}
+	END {
+		for (p in path)
+			if (links[path[p]] > names[path[p]] && p in group)
+				split_group[group[p]] = 1
+		for (p in group)
+			if (group[p] in split_group)
+				print p
+	}' "$1" "$3" "$2"
+}
+
+# diff_unsplit PATHS FILE: FILE (a dump or a step log) without the lines
+# that name one of PATHS (diff_split)
+diff_unsplit() {
+	awk 'FILENAME == ARGV[1] { x[$1] = 1; next }
+	{ for (i = 1; i <= NF; i++) if ($i in x) next; print }' "$1" "$2"
+}
+
+# diff_root_attrs OLD NEW: directory NEW takes the owner, mode and
+# xattrs (but overlay's) of directory OLD
+diff_root_attrs() {
+	chown --reference="$1" "$2" || return 1
+	chmod --reference="$1" "$2" || return 1
+	getfattr --absolute-names -h -d -m - -e hex "$1" >"$2.xattrs" || return 1
+	grep -v '^trusted\.overlay\.' "$2.xattrs" | sed "1s|^# file: .*|# file: $2|" >"$2.set" ||
+		return 1
+	setfattr -h --restore="$2.set"
+}
+
+# diff_rotate N SEED T: the upper directory of SEED's run on stack N
+# ($uw/upperSEED), as the run left it, becomes the top lower layer of a
+# fresh mount (new, empty, upper and work directories; the old work
+# directory, with the index, is part of no layer): what container
+# engines do to keep a container's changes.  The new upper directory
+# takes the old one's owner, mode and xattrs, as the root of a writable
+# mount is its upper directory.  The mount must show the tree the first
+# mount showed ($s.fs.dump, cut at T) but for the hard-link groups split
+# by the index (diff_split).  Then a further script of $DIFF_ROT_STEPS
+# operations (gen seed SEED + 1000000, over the tree as it now is) runs
+# on it and on a plain copy of it (cp -a): same step log, same final
+# tree, the split groups left out.  The old upper must not change.
+diff_rotate() {
+	local n=$1 seed=$2 t=$3 s=$lw/s$2 m=$uw/mnt$2 up=$uw/upper$2 bad=0 flags=()
+	local nu=$uw/rot$2.upper nsplit f
+	[ -n "$DIFF_EXCLUDE" ] && flags=(-x "$DIFF_EXCLUDE")
+	mkdir "$nu" "$uw/rot$seed.work" || return 1
+	diff_root_attrs "$up" "$nu" || return 1
+	"$OPSEQ" dump -r "$up" >"$s.layer" || return 1
+	diff_split "$s.layer" "$s.fs.dump" "$DIFF_STACKS/s$n.pristine.dump" >"$s.split" ||
+		return 1
+	nsplit=$(wc -l <"$s.split") || return 1
+	((nsplit == 0)) || echo "# seed $seed: $nsplit names of hard links copied up in part:" \
+		"not compared after the rotation"
+	diff_mount "$m" "$nu" "$uw/rot$seed.work" "$up:$(diff_lowers "$n")" || return 1
+	"$OPSEQ" dump "${DIFF_K[@]}" -T "$t" "$m" >"$s.rot.dump" || bad=1
+	# overlay: cp finds the whiteouts it lists gone (see DIFF_K)
+	cp -a "$m" "$s.ref2" || [ "$LFS_FSTYPE" = overlay ] || bad=1
+	"$OPSEQ" gen "${flags[@]}" "$((seed + 1000000))" "$DIFF_ROT_STEPS" "@$s.ref2" \
+		"${DIFF_HIDDEN[@]}" >"$s.rot.script" || bad=1
+	"$OPSEQ" run -D "$s.ref2.dump" -T "$t" "$s.ref2" <"$s.rot.script" >"$s.ref2.log" || bad=1
+	"$OPSEQ" run "${DIFF_K[@]}" -D "$s.rot2.dump" -T "$t" "$m" <"$s.rot.script" \
+		>"$s.rot2.log" || bad=1
+	umount "$m" || return 1
+	for f in fs rot ref2 rot2; do
+		diff_unsplit "$s.split" "$s.$f.dump" >"$s.$f.cmp" || return 1
+	done
+	for f in ref2 rot2; do
+		diff_unsplit "$s.split" "$s.$f.log" >"$s.$f.logcmp" || return 1
+	done
+	diff_same "the tree of the mount, and of its upper as the top lower layer (seed $seed, rotated)" \
+		"$s.fs.cmp" "$s.rot.cmp" || bad=1
+	diff_same "step logs after the rotation (seed $seed, plain vs $LFS_FSTYPE)" \
+		"$s.ref2.logcmp" "$s.rot2.logcmp" || bad=1
+	diff_same "final trees after the rotation (seed $seed, plain vs $LFS_FSTYPE)" \
+		"$s.ref2.cmp" "$s.rot2.cmp" || bad=1
+	"$OPSEQ" dump -r "$up" >"$s.layer.after" || return 1
+	diff_same "the old upper, a lower layer now, before and after (seed $seed)" \
+		"$s.layer" "$s.layer.after" || bad=1
+	return "$bad"
+}
+
+# diff_seed N SEED: the differential check of one seed on stack N, in the
+# caller's $lw (tmpfs: reference, scripts, logs) and $uw (the upper
+# filesystem).
 #
-# Per SEED, a script of $DIFF_STEPS operations runs on a writable mount
-# of the stack (upper and work directories on FS) and on a fresh
-# flattened tree of the stack on tmpfs (diff_flatten: no layerfs in it):
-# the step logs and the final trees must be identical.  After the last
-# SEED the mount's tree must come back the same after a remount (once a
-# test: a remount costs seconds).  Then the stack's layers must be as
-# before (contents, every xattr, inode numbers, link counts, blocks,
-# c/mtimes of every object), and every operation kind must have
-# succeeded at least once.  About a fifth of the steps run as an
-# unprivileged user (lfs-opseq "as USER"): their permission errors must
-# match too, and some of them must succeed.
-diff_check() {
-	local n=$1 fs=$2 lw uw seed list t s flags=() bad=0 missing=
-	local -A diff_ok=()
+# A script of $DIFF_STEPS operations runs on a writable mount of the
+# stack and on a fresh flattened tree of the stack on tmpfs
+# (diff_flatten: no layerfs in it): the step logs and the final trees
+# must be identical.  The mount's tree must come back the same after a
+# remount, and after a rotation (diff_rotate).  About a fifth of the
+# steps run as an unprivileged user (lfs-opseq "as USER"): their
+# permission errors must match too, and some of them must succeed.
+# Adds the kinds that succeeded to the caller's diff_ok (diff_count).
+diff_seed() {
+	local n=$1 seed=$2 list t s=$lw/s$2 m=$uw/mnt$2 flags=() bad=0
 	local diff_steps diff_zero diff_user diff_user_zero
-	shift 2
+	local -A diff_ldirs=()
 
 	list=$(diff_lowers "$n")
+	mkdir "$uw/upper$seed" "$uw/work$seed" "$m" || return 1
+	[ -n "$DIFF_EXCLUDE" ] && flags=(-x "$DIFF_EXCLUDE")
+	"$OPSEQ" gen "${flags[@]}" "$seed" "$DIFF_STEPS" "@$DIFF_STACKS/s$n.pristine" \
+		"${DIFF_HIDDEN[@]}" >"$s.script" || return 1
+	diff_flatten "$n" "$s.ref" || return 1
+	diff_mount "$m" "$uw/upper$seed" "$uw/work$seed" "$list" || return 1
+	# mtimes older than this must match exactly (see lfs_dump_line())
+	t=$EPOCHREALTIME
+	"$OPSEQ" run -D "$s.ref.dump" -T "$t" "$s.ref" <"$s.script" >"$s.ref.log" || bad=1
+	"$OPSEQ" run "${DIFF_K[@]}" -D "$s.fs.dump" -T "$t" "$m" <"$s.script" >"$s.fs.log" ||
+		bad=1
+	umount "$m" || return 1
+	diff_mount "$m" "$uw/upper$seed" "$uw/work$seed" "$list" || return 1
+	"$OPSEQ" dump "${DIFF_K[@]}" -T "$t" "$m" >"$s.again.dump" || bad=1
+	umount "$m" || return 1
+
+	if ! diff_same "step logs (seed $seed, plain vs $LFS_FSTYPE)" "$s.ref.log" "$s.fs.log"; then
+		echo "# steps where an inode number changed or an object went:"
+		grep -E 'ino=[A-Z,]*(CHANGED|GONE)' "$s.fs.log" | head -n 20
+		bad=1
+	fi
+	diff_same "final trees (seed $seed, plain vs $LFS_FSTYPE)" "$s.ref.dump" "$s.fs.dump" || bad=1
+	diff_same "trees before and after a remount (seed $seed)" "$s.fs.dump" "$s.again.dump" ||
+		bad=1
+	diff_rotate "$n" "$seed" "$t" || bad=1
+	diff_lower_dirs "$n" || return 1
+	diff_count "$s.ref.log" || return 1
+	echo "# seed $seed, $n lower layers: $diff_steps steps, $diff_zero succeeded;" \
+		"$diff_user as a user, $diff_user_zero of them succeeded"
+	((diff_steps == DIFF_STEPS)) || bad=1
+	# the unprivileged steps are there, and not all refused
+	((diff_user >= DIFF_STEPS / 10 && diff_user_zero > 0)) || bad=1
+	return "$bad"
+}
+
+# diff_done N...: after the seeds on stacks N...: the stacks' layers are
+# as before (contents, every xattr, inode numbers, link counts, blocks,
+# c/mtimes of every object), and every operation kind succeeded at least
+# once; exchange and noreplace on a directory of the lower layers too
+# when DIFF_XDIR is set (runs of ten seeds or more: a seed has one or
+# two of each).
+diff_done() {
+	local n k missing= more=
+	[ -z "$DIFF_XDIR" ] || more="exchange-dir noreplace-dir"
+	for n; do
+		"$OPSEQ" dump -r "$DIFF_STACKS/s$n" >"$lw/layers$n.after" || return 1
+		diff_same "lower layers of stack $n before and after" "$DIFF_STACKS/s$n.layers" \
+			"$lw/layers$n.after" || return 1
+	done
+	for k in "${DIFF_OPS[@]}" $more; do
+		[[ ,$DIFF_EXCLUDE, == *,$k,* ]] || [ -n "${diff_ok[$k]}" ] || missing+=" $k"
+	done
+	[ -z "$missing" ] || { echo "# never succeeded:$missing"; return 1; }
+	echo "# exchanges and noreplace renames of lower directories that succeeded:" \
+		"${diff_ok[exchange-dir]:-0} and ${diff_ok[noreplace-dir]:-0}"
+}
+
+# diff_dirs FS: the caller's $lw (tmpfs) and $uw (on FS) work directories
+diff_dirs() {
 	lfs_workdir tmpfs
 	lw=$WORK
 	uw=$lw
-	if [ "$fs" != tmpfs ]; then
-		lfs_workdir "$fs"
+	if [ "$1" != tmpfs ]; then
+		lfs_workdir "$1"
 		uw=$WORK
 	fi
-	for seed; do
-		mkdir "$uw/upper$seed" "$uw/work$seed" "$uw/mnt$seed" || return 1
-	done
-	[ -n "$DIFF_EXCLUDE" ] && flags=(-x "$DIFF_EXCLUDE")
-	for seed; do
-		s=$lw/s$seed
-		"$OPSEQ" gen "${flags[@]}" "$seed" "$DIFF_STEPS" "@$DIFF_STACKS/s$n.pristine" \
-			"${DIFF_HIDDEN[@]}" >"$s.script" || return 1
-		diff_flatten "$n" "$s.ref" || return 1
-		diff_mount "$uw/mnt$seed" "$uw/upper$seed" "$uw/work$seed" "$list" || return 1
-		# mtimes older than this must match exactly (see lfs_dump_line())
-		t=$EPOCHREALTIME
-		"$OPSEQ" run -D "$s.ref.dump" -T "$t" "$s.ref" <"$s.script" >"$s.ref.log" || bad=1
-		"$OPSEQ" run "${DIFF_K[@]}" -D "$s.fs.dump" -T "$t" "$uw/mnt$seed" \
-			<"$s.script" >"$s.fs.log" || bad=1
-		umount "$uw/mnt$seed" || return 1
-		if [ "$seed" = "${!#}" ]; then
-			diff_mount "$uw/mnt$seed" "$uw/upper$seed" "$uw/work$seed" "$list" || return 1
-			"$OPSEQ" dump "${DIFF_K[@]}" -T "$t" "$uw/mnt$seed" >"$s.again.dump" || bad=1
-			umount "$uw/mnt$seed" || return 1
-			diff_same "trees before and after a remount (seed $seed)" \
-				"$s.fs.dump" "$s.again.dump" || bad=1
-		fi
+}
 
-		if ! diff_same "step logs (seed $seed, plain vs $LFS_FSTYPE)" "$s.ref.log" "$s.fs.log"; then
-			echo "# steps where an inode number changed or an object went:"
-			grep -E 'ino=[A-Z,]*(CHANGED|GONE)' "$s.fs.log" | head -n 20
-			bad=1
+# diff_check N FS SEED...: diff_seed on stack N for each SEED, upper and
+# work directories on FS, then diff_done.
+diff_check() {
+	local n=$1 lw uw seed
+	local -A diff_ok=()
+	diff_dirs "$2"
+	shift 2
+	for seed; do
+		diff_seed "$n" "$seed" || return 1
+	done
+	diff_done "$n"
+}
+
+# Seconds of seeds a test of diff_budget runs in make test; seeds a test
+# runs instead when DIFF_SEEDS is set (make test-diff-long); the first
+# seed of every such test, when DIFF_SEED_FROM is set (to run one again).
+DIFF_BUDGET=${DIFF_BUDGET:-30}
+DIFF_SEEDS=${DIFF_SEEDS:-}
+DIFF_SEED_FROM=${DIFF_SEED_FROM:-}
+
+# diff_budget FS SEED0: diff_seed for seeds SEED0, SEED0 + 1, ..., upper
+# and work directories on FS, each on stack 64 for one seed in ten
+# (SEED % 10 == 0), else on stack 1 or 2 by parity; as long as the next
+# seed fits in $DIFF_BUDGET seconds by the mean time of those before (one
+# seed at least), or $DIFF_SEEDS seeds when set.  A failing seed does not
+# stop the others: the seeds that failed are listed at the end, the
+# differences of the first five shown.  Then diff_done.
+diff_budget() {
+	local seed=${DIFF_SEED_FROM:-$2} n start=$SECONDS ran=0 failed=() out
+	local -A diff_ok=() used=()
+	local lw uw
+	diff_dirs "$1"
+	out=$lw/seed.out
+	while :; do
+		if [ -n "$DIFF_SEEDS" ]; then
+			((ran < DIFF_SEEDS)) || break
+		elif ((ran > 0 && (SECONDS - start) * (ran + 1) > DIFF_BUDGET * ran)); then
+			break
 		fi
-		diff_same "final trees (seed $seed, plain vs $LFS_FSTYPE)" "$s.ref.dump" "$s.fs.dump" || bad=1
-		diff_count "$s.ref.log"
-		echo "# seed $seed: $diff_steps steps, $diff_zero succeeded;" \
-			"$diff_user as a user, $diff_user_zero of them succeeded"
-		((diff_steps == DIFF_STEPS)) || bad=1
-		# the unprivileged steps are there, and not all refused
-		((diff_user >= DIFF_STEPS / 10 && diff_user_zero > 0)) || bad=1
-		((bad == 0)) || return 1
+		n=$((seed % 10 == 0 ? 64 : 1 + seed % 2))
+		used[$n]=1
+		if diff_seed "$n" "$seed" >"$out"; then
+			grep '^# seed ' "$out"
+			# long runs: keep the failures only
+			rm -rf "$uw"/{upper,work,mnt}"$seed" "$uw/rot$seed".* "$lw/s$seed".*
+		else
+			((${#failed[@]} >= 5)) || cat "$out"
+			failed+=("$seed")
+		fi
+		seed=$((seed + 1))
+		ran=$((ran + 1))
 	done
-	"$OPSEQ" dump -r "$DIFF_STACKS/s$n" >"$lw/layers.after" || return 1
-	diff_same "lower layers of stack $n before and after" "$DIFF_STACKS/s$n.layers" \
-		"$lw/layers.after" || return 1
-	for s in "${DIFF_OPS[@]}"; do
-		[[ ,$DIFF_EXCLUDE, == *,$s,* ]] || [ -n "${diff_ok[$s]}" ] || missing+=" $s"
-	done
-	[ -z "$missing" ] || { echo "# never succeeded:$missing"; return 1; }
+	echo "# $ran seeds from ${DIFF_SEED_FROM:-$2} in $((SECONDS - start)) s, on stacks ${!used[*]}"
+	[ ${#failed[@]} = 0 ] || { echo "# seeds that failed: ${failed[*]}"; return 1; }
+	local DIFF_XDIR=
+	((ran < 10)) || DIFF_XDIR=1
+	diff_done "${!used[@]}"
 }

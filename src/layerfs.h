@@ -109,6 +109,8 @@ struct lfs_sb {
 	enum lfs_nameindex_mode nameindex; /* name indexes for deep directories */
 	enum lfs_whiteout_format whiteout; /* whiteout= */
 	enum lfs_redirect_mode redirect; /* redirect_dir= */
+	bool volatile_mount;		/* volatile: no sync reaches the upper layer */
+	errseq_t upper_wb_err;		/* volatile: the upper's s_wb_err at mount */
 };
 
 /* Are redirects met in a lookup followed? */
@@ -121,6 +123,12 @@ static inline bool lfs_redirect_follow(const struct lfs_sb *sbi)
 static inline bool lfs_redirect_create(const struct lfs_sb *sbi)
 {
 	return sbi->redirect == LFS_REDIRECT_ON;
+}
+
+/* Do syncs reach the upper layer (the mount is not volatile)? */
+static inline bool lfs_should_sync(const struct lfs_sb *sbi)
+{
+	return !sbi->volatile_mount;
 }
 
 /* whiteout=aufs: ".wh." names are whiteouts and markers in every layer */
@@ -466,5 +474,6 @@ struct lfs_entry *lfs_entry_alloc(unsigned int nr);
 void lfs_entry_free(struct lfs_entry *e);
 int lfs_real_getxattr(const struct lfs_layer *layer, struct dentry *real,
 		      const char *name, char *buf, size_t size);
+int lfs_sync_status(const struct lfs_sb *sbi);
 
 #endif /* _LAYERFS_H */

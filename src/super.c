@@ -256,14 +256,26 @@ static int lfs_show_options(struct seq_file *m, struct dentry *root)
 	return 0;
 }
 
-/* syncfs() and sync(2) reach the upper filesystem. */
+/*
+ * syncfs() and sync(2) reach the upper filesystem, but on a volatile
+ * mount, which fails them once the upper filesystem met a writeback
+ * error (lfs_sync_status()).
+ */
 static int lfs_sync_fs(struct super_block *sb, int wait)
 {
 	struct lfs_sb *sbi = LFS_SB(sb);
 	struct super_block *usb;
 	int err;
 
-	if (!sbi->upper || !wait)
+	if (!sbi->upper)
+		return 0;
+	err = lfs_sync_status(sbi);
+	if (err < 0) {
+		/* syncfs(2) reports the superblock's errseq, not this return */
+		errseq_set(&sb->s_wb_err, -EIO);
+		return -EIO;
+	}
+	if (!err || !wait)
 		return 0;
 	usb = sbi->upper->mnt->mnt_sb;
 	down_read(&usb->s_umount);

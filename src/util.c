@@ -192,3 +192,20 @@ u64 lfs_ino(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 	}
 	return real_ino | ((u64)layer->fsid << sbi->xino_shift);
 }
+
+/**
+ * lfs_sync_status - may a sync of the upper layer be skipped?
+ * @sbi: the superblock info
+ *
+ * Return: 1 when the sync must be done (the mount is not volatile); for
+ * a volatile mount 0, or the writeback error the upper filesystem met
+ * since the mount (each sync from then on reports it: what the mount
+ * wrote may be lost, and nothing the mount does can tell).
+ */
+int lfs_sync_status(const struct lfs_sb *sbi)
+{
+	if (lfs_should_sync(sbi))
+		return 1;
+	return errseq_check(&sbi->upper->mnt->mnt_sb->s_wb_err,
+			    sbi->upper_wb_err);
+}

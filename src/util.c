@@ -35,6 +35,26 @@ void lfs_err(struct fs_context *fc, const char *fmt, ...)
 }
 
 /**
+ * lfs_info - say how a mount takes an option that it accepts
+ * @fc: the mount context
+ * @fmt: printf format of the message
+ *
+ * As lfs_err(), at the info level: the mount goes ahead.
+ */
+void lfs_info(struct fs_context *fc, const char *fmt, ...)
+{
+	struct va_format vaf = { .fmt = fmt };
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.va = &args;
+	if (fc->log.log)
+		pr_info_ratelimited("layerfs: %pV\n", &vaf);
+	infofc(fc, "%pV", &vaf);
+	va_end(args);
+}
+
+/**
  * lfs_override_creds - act on real objects as the mounter
  * @sb: the layerfs superblock
  *

@@ -178,7 +178,8 @@ static int lfs_cu_copy_data(struct lfs_cu *cu)
 			break;
 		pos = hole;
 	}
-	if (!err)
+	/* the copy is complete on disk before it shows (but when volatile) */
+	if (!err && lfs_should_sync(cu->sbi))
 		err = vfs_fsync(out, 0);
 out_out:
 	fput(out);

@@ -21,8 +21,9 @@
  * names exist, and NAME shows as it was before the first step or after
  * the second, since a whiteout only hides what is below its layer.  The
  * format cannot say where a moved directory's lower parts are, so such a
- * directory is not moved (EXDEV, as overlayfs without redirect_dir), and
- * the ".wh." names cannot be made through the mount (EINVAL).
+ * directory is not moved (EXDEV, as overlayfs without redirect_dir, and
+ * as layerfs with redirect_dir= other than on), and the ".wh." names
+ * cannot be made through the mount (EINVAL).
  *
  * The VFS holds the layerfs directories' i_rwsem; the upper directories'
  * are taken here, one parent or a lock_rename() pair at a time.
@@ -942,6 +943,19 @@ static int lfs_rename_fix_old(struct lfs_sb *sbi, struct dentry *olddir,
 	return err;
 }
 
+/*
+ * A directory with lower parts moves only with a redirect that says where
+ * they are (lfs_set_redirect()): not with whiteout=aufs, whose format has
+ * none, nor unless redirect_dir=on.  Else rename gives EXDEV, as overlayfs
+ * without redirect_dir, and mv(1) copies the tree instead.
+ */
+static bool lfs_dir_may_move(const struct lfs_sb *sbi, struct dentry *dentry)
+{
+	if (!d_is_dir(dentry) || !LFS_E(dentry)->nr)
+		return true;
+	return !lfs_aufs(sbi) && lfs_redirect_create(sbi);
+}
+
 int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 	       struct dentry *old, struct inode *newdir, struct dentry *new,
 	       unsigned int flags)
@@ -960,10 +974,8 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 	err = lfs_check_new_name(new);
 	if (err)
 		return err;
-	/* aufs cannot say where a moved directory's lower parts are */
-	if (lfs_aufs(sbi) &&
-	    ((d_is_dir(old) && LFS_E(old)->nr) ||
-	     ((flags & RENAME_EXCHANGE) && d_is_dir(new) && LFS_E(new)->nr)))
+	if (!lfs_dir_may_move(sbi, old) ||
+	    ((flags & RENAME_EXCHANGE) && !lfs_dir_may_move(sbi, new)))
 		return -EXDEV;
 	err = lfs_rename_lowers(old, new, flags, &lower, &new_lower);
 	if (err)

@@ -58,6 +58,9 @@ static struct file *lfs_open_real(struct file *file, struct inode *real,
 
 	if (flags & O_APPEND)
 		acc_mode |= MAY_APPEND;
+	/* a volatile mount's writes never wait for the disk */
+	if (!lfs_should_sync(LFS_SB(file_inode(file)->i_sb)))
+		flags &= ~(__O_SYNC | O_DSYNC);
 
 	old_cred = lfs_override_creds(file_inode(file)->i_sb);
 	err = inode_permission(real_userns, real, MAY_OPEN | acc_mode);
@@ -380,18 +383,23 @@ static int lfs_write_start(struct file *file, struct file **realp)
  * Writes go to the real file of the upper layer, as the mounter.  The
  * caller's rights decide what a write clears (set-id bits, capabilities),
  * as on any filesystem: file_remove_privs() on the layerfs file, which
- * reaches the upper object through lfs_setattr().
+ * reaches the upper object through lfs_setattr().  On a volatile mount
+ * a synchronous write is an ordinary one.
  */
 static ssize_t lfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct file *file = iocb->ki_filp;
 	struct inode *inode = file_inode(file);
+	int ki_flags = iocb->ki_flags;
 	const struct cred *old_cred;
 	struct file *realfile;
 	ssize_t ret;
 
 	if (!iov_iter_count(iter))
 		return 0;
+	/* RWF_SYNC and RWF_DSYNC too (and see lfs_open_real()) */
+	if (!lfs_should_sync(LFS_SB(inode->i_sb)))
+		ki_flags &= ~(IOCB_DSYNC | IOCB_SYNC);
 
 	ret = lfs_write_start(file, &realfile);
 	if (ret)
@@ -402,7 +410,7 @@ static ssize_t lfs_write_iter(struct kiocb *iocb, struct iov_iter *iter)
 	old_cred = lfs_override_creds(inode->i_sb);
 	file_start_write(realfile);
 	ret = vfs_iter_write(realfile, iter, &iocb->ki_pos,
-			     lfs_iocb_to_rwf(iocb->ki_flags));
+			     lfs_iocb_to_rwf(ki_flags));
 	file_end_write(realfile);
 	revert_creds(old_cred);
 	lfs_copy_attr(inode, file_inode(realfile));
@@ -531,6 +539,7 @@ static int lfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 /*
  * Only the upper file is synced, as the mounter: a lower file is never
  * written, and its filesystem may have no fsync at all (erofs, squashfs).
+ * A volatile mount syncs nothing (lfs_sync_status()).
  */
 static int lfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 {
@@ -542,6 +551,9 @@ static int lfs_fsync(struct file *file, loff_t start, loff_t end, int datasync)
 
 	if (!upper)
 		return 0;
+	ret = lfs_sync_status(LFS_SB(inode->i_sb));
+	if (ret <= 0)
+		return ret;
 	ret = lfs_real_file(file, &realfile);
 	if (ret)
 		return ret;

@@ -88,6 +88,8 @@ struct lfs_config {
 	enum lfs_nameindex_mode nameindex; /* "nameindex=" */
 	bool whiteout_given;		/* "whiteout=" was given */
 	enum lfs_whiteout_format whiteout; /* its value */
+	unsigned int given;		/* BIT(enum lfs_param) of each given (super.c) */
+	enum lfs_redirect_mode redirect; /* "redirect_dir=" */
 };
 
 /* Per-superblock state.  Immutable after fill_super. */
@@ -109,6 +111,9 @@ struct lfs_sb {
 	enum lfs_nameindex_mode nameindex; /* name indexes for deep directories */
 	enum lfs_whiteout_format whiteout; /* whiteout= */
 	enum lfs_redirect_mode redirect; /* redirect_dir= */
+	unsigned int given;		/* lfs_config.given: what show_options shows */
+	bool volatile_mount;		/* volatile: no sync reaches the upper layer */
+	errseq_t upper_wb_err;		/* volatile: the upper's s_wb_err at mount */
 };
 
 /* Are redirects met in a lookup followed? */
@@ -121,6 +126,12 @@ static inline bool lfs_redirect_follow(const struct lfs_sb *sbi)
 static inline bool lfs_redirect_create(const struct lfs_sb *sbi)
 {
 	return sbi->redirect == LFS_REDIRECT_ON;
+}
+
+/* Do syncs reach the upper layer (the mount is not volatile)? */
+static inline bool lfs_should_sync(const struct lfs_sb *sbi)
+{
+	return !sbi->volatile_mount;
 }
 
 /* whiteout=aufs: ".wh." names are whiteouts and markers in every layer */
@@ -458,6 +469,7 @@ bool lfs_is_private_xattr(const char *name);
 
 /* util.c */
 __printf(2, 3) void lfs_err(struct fs_context *fc, const char *fmt, ...);
+__printf(2, 3) void lfs_info(struct fs_context *fc, const char *fmt, ...);
 /* lfs_err() for an invalid configuration; evaluates to -EINVAL */
 #define lfs_inval(fc, fmt, ...)	({ lfs_err(fc, fmt, ##__VA_ARGS__); -EINVAL; })
 const struct cred *lfs_override_creds(struct super_block *sb);
@@ -468,5 +480,6 @@ struct lfs_entry *lfs_entry_alloc(unsigned int nr);
 void lfs_entry_free(struct lfs_entry *e);
 int lfs_real_getxattr(const struct lfs_layer *layer, struct dentry *real,
 		      const char *name, char *buf, size_t size);
+int lfs_sync_status(const struct lfs_sb *sbi);
 
 #endif /* _LAYERFS_H */

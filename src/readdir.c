@@ -376,7 +376,10 @@ int lfs_dir_check_empty(struct dentry *dentry)
 	return err;
 }
 
-/* fsync of a directory reaches its upper directory, if it has one. */
+/*
+ * fsync of a directory reaches its upper directory, if it has one, but
+ * on a volatile mount (lfs_sync_status()).
+ */
 static int lfs_dir_fsync(struct file *file, loff_t start, loff_t end,
 			 int datasync)
 {
@@ -389,6 +392,9 @@ static int lfs_dir_fsync(struct file *file, loff_t start, loff_t end,
 
 	if (!upper)
 		return 0;
+	err = lfs_sync_status(sbi);
+	if (err <= 0)
+		return err;
 	path.mnt = sbi->upper->mnt;
 	path.dentry = upper;
 	old_cred = lfs_override_creds(file_inode(file)->i_sb);

@@ -22,6 +22,15 @@ enum lfs_param {
 	LFS_OPT_WORKDIR,
 	LFS_OPT_NAMEINDEX,
 	LFS_OPT_WHITEOUT_FORMAT,
+	/* overlay's options, in the order overlay shows them */
+	LFS_OPT_DEFAULT_PERMISSIONS,
+	LFS_OPT_REDIRECT_DIR,
+	LFS_OPT_INDEX,
+	LFS_OPT_UUID,
+	LFS_OPT_NFS_EXPORT,
+	LFS_OPT_XINO,
+	LFS_OPT_METACOPY,
+	LFS_OPT_VOLATILE,
 };
 
 static const struct constant_table lfs_nameindex_modes[] = {
@@ -38,6 +47,49 @@ static const char *const lfs_whiteout_names[] = {
 	[LFS_WH_AUFS]		= LFS_WHITEOUT_AUFS_NAME,
 };
 
+/*
+ * redirect_dir=, as overlay reads it.  "off" creates no redirects but
+ * follows those it meets, as Debian's overlay does (built with
+ * CONFIG_OVERLAY_FS_REDIRECT_ALWAYS_FOLLOW=y): it shows as "follow".
+ */
+static const struct constant_table lfs_redirect_modes[] = {
+	{ "on",		LFS_REDIRECT_ON },
+	{ "follow",	LFS_REDIRECT_FOLLOW },
+	{ "off",	LFS_REDIRECT_FOLLOW },
+	{ "nofollow",	LFS_REDIRECT_NOFOLLOW },
+	{}
+};
+
+/* what show_options calls each mode */
+static const char *const lfs_redirect_names[] = {
+	[LFS_REDIRECT_ON]	= "on",
+	[LFS_REDIRECT_FOLLOW]	= "follow",
+	[LFS_REDIRECT_NOFOLLOW]	= "nofollow",
+};
+
+static const struct constant_table lfs_on_off[] = {
+	{ "on",		true },
+	{ "off",	false },
+	{}
+};
+
+/* xino=: whether st_ino was asked to be composed (auto: where needed) */
+static const struct constant_table lfs_xino_modes[] = {
+	{ "on",		true },
+	{ "auto",	true },
+	{ "off",	false },
+	{}
+};
+
+/* uuid=: overlay 6.1 knows on and off, later ones null and auto too */
+static const struct constant_table lfs_uuid_modes[] = {
+	{ "on",		true },
+	{ "auto",	true },
+	{ "off",	false },
+	{ "null",	false },
+	{}
+};
+
 static const struct fs_parameter_spec lfs_param_spec[] = {
 	fsparam_string("lowerdir",	LFS_OPT_LOWERDIR),
 	fsparam_string("lowerdir+",	LFS_OPT_LOWERDIR_ADD),
@@ -45,6 +97,14 @@ static const struct fs_parameter_spec lfs_param_spec[] = {
 	fsparam_string("workdir",	LFS_OPT_WORKDIR),
 	fsparam_enum("nameindex",	LFS_OPT_NAMEINDEX, lfs_nameindex_modes),
 	fsparam_string(LFS_OPT_WHITEOUT, LFS_OPT_WHITEOUT_FORMAT),
+	fsparam_flag("default_permissions", LFS_OPT_DEFAULT_PERMISSIONS),
+	fsparam_enum("redirect_dir",	LFS_OPT_REDIRECT_DIR, lfs_redirect_modes),
+	fsparam_enum("index",		LFS_OPT_INDEX, lfs_on_off),
+	fsparam_enum("uuid",		LFS_OPT_UUID, lfs_uuid_modes),
+	fsparam_enum("nfs_export",	LFS_OPT_NFS_EXPORT, lfs_on_off),
+	fsparam_enum("xino",		LFS_OPT_XINO, lfs_xino_modes),
+	fsparam_enum("metacopy",	LFS_OPT_METACOPY, lfs_on_off),
+	fsparam_flag("volatile",	LFS_OPT_VOLATILE),
 	{}
 };
 
@@ -114,6 +174,45 @@ static int lfs_parse_whiteout(struct fs_context *fc, const char *value)
 	return 0;
 }
 
+/*
+ * overlay's options: what layerfs does of each is in docs/write-side.md
+ * ("overlay's options").  A value layerfs cannot give is refused; one
+ * that names what layerfs always does is taken; index=off and xino=off
+ * are taken too (engines pass them), with a word on what layerfs does
+ * instead.  The value in effect is what lfs_show_options() shows.
+ */
+static int lfs_parse_overlay(struct fs_context *fc, int opt,
+			     const struct fs_parse_result *result)
+{
+	struct lfs_config *cfg = fc->fs_private;
+
+	switch (opt) {
+	case LFS_OPT_REDIRECT_DIR:
+		cfg->redirect = result->uint_32;
+		break;
+	case LFS_OPT_INDEX:
+		if (!result->uint_32)
+			lfs_info(fc, "index=off: hard links copied up stay hard links (the index is kept)");
+		break;
+	case LFS_OPT_XINO:
+		if (!result->uint_32)
+			lfs_info(fc, "xino=off: st_ino is composed from the layer's filesystem all the same");
+		break;
+	case LFS_OPT_NFS_EXPORT:
+		if (!result->uint_32)
+			break;
+		lfs_err(fc, "nfs_export=on: not supported (layerfs has no file handles)");
+		return -EINVAL;
+	case LFS_OPT_METACOPY:
+		if (!result->uint_32)
+			break;
+		lfs_err(fc, "metacopy=on: not supported (layerfs copies whole files up)");
+		return -EINVAL;
+	}
+	cfg->given |= BIT(opt);
+	return 0;
+}
+
 static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 {
 	struct lfs_config *cfg = fc->fs_private;
@@ -123,6 +222,8 @@ static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	opt = fs_parse(fc, lfs_param_spec, param, &result);
 	if (opt < 0)
 		return opt;
+	if (opt >= LFS_OPT_DEFAULT_PERMISSIONS)
+		return lfs_parse_overlay(fc, opt, &result);
 
 	switch (opt) {
 	case LFS_OPT_LOWERDIR:
@@ -230,6 +331,35 @@ static void lfs_show_path(struct seq_file *m, const char *s)
 	}
 }
 
+/*
+ * overlay's options: each one given at mount, with the value in effect
+ * (which may not be the one given: index=off shows index=on), and
+ * volatile while it is in effect.
+ */
+static void lfs_show_overlay(struct seq_file *m, const struct lfs_sb *sbi)
+{
+	unsigned int given = sbi->given;
+
+	if (given & BIT(LFS_OPT_DEFAULT_PERMISSIONS))
+		seq_puts(m, ",default_permissions");
+	if (given & BIT(LFS_OPT_REDIRECT_DIR))
+		seq_printf(m, ",redirect_dir=%s", lfs_redirect_names[sbi->redirect]);
+	/* the hard-link index lives in the work directory */
+	if (given & BIT(LFS_OPT_INDEX))
+		seq_printf(m, ",index=%s", sbi->upper ? "on" : "off");
+	/* no filesystem UUID is recorded or checked */
+	if (given & BIT(LFS_OPT_UUID))
+		seq_puts(m, ",uuid=off");
+	if (given & BIT(LFS_OPT_NFS_EXPORT))
+		seq_puts(m, ",nfs_export=off");
+	if (given & BIT(LFS_OPT_XINO))
+		seq_puts(m, ",xino=on");
+	if (given & BIT(LFS_OPT_METACOPY))
+		seq_puts(m, ",metacopy=off");
+	if (sbi->volatile_mount)
+		seq_puts(m, ",volatile");
+}
+
 static int lfs_show_options(struct seq_file *m, struct dentry *root)
 {
 	struct lfs_sb *sbi = LFS_SB(root->d_sb);
@@ -253,17 +383,30 @@ static int lfs_show_options(struct seq_file *m, struct dentry *root)
 	if (sbi->whiteout != LFS_WH_NATIVE)
 		seq_printf(m, ",%s=%s", LFS_OPT_WHITEOUT,
 			   lfs_whiteout_names[sbi->whiteout]);
+	lfs_show_overlay(m, sbi);
 	return 0;
 }
 
-/* syncfs() and sync(2) reach the upper filesystem. */
+/*
+ * syncfs() and sync(2) reach the upper filesystem, but on a volatile
+ * mount, which fails them once the upper filesystem met a writeback
+ * error (lfs_sync_status()).
+ */
 static int lfs_sync_fs(struct super_block *sb, int wait)
 {
 	struct lfs_sb *sbi = LFS_SB(sb);
 	struct super_block *usb;
 	int err;
 
-	if (!sbi->upper || !wait)
+	if (!sbi->upper)
+		return 0;
+	err = lfs_sync_status(sbi);
+	if (err < 0) {
+		/* syncfs(2) reports the superblock's errseq, not this return */
+		errseq_set(&sb->s_wb_err, -EIO);
+		return -EIO;
+	}
+	if (!err || !wait)
 		return 0;
 	usb = sbi->upper->mnt->mnt_sb;
 	down_read(&usb->s_umount);
@@ -550,6 +693,9 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		goto out;
 	sbi->nameindex = cfg->nameindex;
 	sbi->whiteout = cfg->whiteout;
+	sbi->redirect = cfg->redirect;
+	sbi->given = cfg->given;
+	sbi->volatile_mount = cfg->given & BIT(LFS_OPT_VOLATILE);
 
 	err = lfs_layers_build(fc, sbi);
 	if (err)
@@ -557,6 +703,10 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = lfs_upper_build(fc, sbi);
 	if (err)
 		goto out;
+	if (!sbi->upper && sbi->volatile_mount) {
+		lfs_info(fc, "volatile: no upper layer, nothing to sync");
+		sbi->volatile_mount = false;
+	}
 
 	sb->s_maxbytes = 0;
 	for (i = 0; i < sbi->nr_mnts; i++) {
@@ -611,7 +761,11 @@ static int lfs_get_tree(struct fs_context *fc)
  * upper layer.  Layers cannot be changed on a live mount; the options
  * that name them are ignored, as mount(8) repeats them on remount.  The
  * whiteout format may be repeated, not changed: the upper layer holds
- * whiteouts of the format it was mounted with.
+ * whiteouts of the format it was mounted with.  So may overlay's
+ * options: redirect_dir= and volatile are what the mount was made with
+ * (an option not given keeps its value, so volatile cannot be turned
+ * off either); the values of the others that layerfs takes all mean
+ * what the mount already does.
  */
 static int lfs_reconfigure(struct fs_context *fc)
 {
@@ -622,6 +776,16 @@ static int lfs_reconfigure(struct fs_context *fc)
 		return lfs_inval(fc, "whiteout=%s: the format cannot change on remount (it is %s)",
 				 lfs_whiteout_names[cfg->whiteout],
 				 lfs_whiteout_names[sbi->whiteout]);
+	if ((cfg->given & BIT(LFS_OPT_REDIRECT_DIR)) &&
+	    cfg->redirect != sbi->redirect) {
+		lfs_err(fc, "redirect_dir: cannot change on remount (it is %s, asked for %s)",
+			lfs_redirect_names[sbi->redirect],
+			lfs_redirect_names[cfg->redirect]);
+		return -EINVAL;
+	}
+	if ((cfg->given & BIT(LFS_OPT_VOLATILE)) && sbi->upper &&
+	    !sbi->volatile_mount)
+		return lfs_inval(fc, "volatile: cannot be turned on by remount");
 	if (!(fc->sb_flags & SB_RDONLY) && !sbi->upper)
 		return lfs_inval(fc, "no upper layer: read-only only");
 	return 0;

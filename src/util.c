@@ -35,6 +35,26 @@ void lfs_err(struct fs_context *fc, const char *fmt, ...)
 }
 
 /**
+ * lfs_info - say how a mount takes an option that it accepts
+ * @fc: the mount context
+ * @fmt: printf format of the message
+ *
+ * As lfs_err(), at the info level: the mount goes ahead.
+ */
+void lfs_info(struct fs_context *fc, const char *fmt, ...)
+{
+	struct va_format vaf = { .fmt = fmt };
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.va = &args;
+	if (fc->log.log)
+		pr_info_ratelimited("layerfs: %pV\n", &vaf);
+	infofc(fc, "%pV", &vaf);
+	va_end(args);
+}
+
+/**
  * lfs_override_creds - act on real objects as the mounter
  * @sb: the layerfs superblock
  *
@@ -191,4 +211,21 @@ u64 lfs_ino(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 		return real_ino;
 	}
 	return real_ino | ((u64)layer->fsid << sbi->xino_shift);
+}
+
+/**
+ * lfs_sync_status - may a sync of the upper layer be skipped?
+ * @sbi: the superblock info
+ *
+ * Return: 1 when the sync must be done (the mount is not volatile); for
+ * a volatile mount 0, or the writeback error the upper filesystem met
+ * since the mount (each sync from then on reports it: what the mount
+ * wrote may be lost, and nothing the mount does can tell).
+ */
+int lfs_sync_status(const struct lfs_sb *sbi)
+{
+	if (lfs_should_sync(sbi))
+		return 1;
+	return errseq_check(&sbi->upper->mnt->mnt_sb->s_wb_err,
+			    sbi->upper_wb_err);
 }

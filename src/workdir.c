@@ -7,7 +7,9 @@
  *   work/   scratch space: new objects are built here under temporary
  *           names ("#<n>") and renamed into the upper layer when complete,
  *           and removed directories pass through here on their way out.
- *           Whatever is left in it (a crash) is removed at the next mount.
+ *           Whatever is left in it (a crash) is removed at the next mount,
+ *           but work/incompat/: a mark there (a volatile mount's) refuses
+ *           the mount until the user removes it.
  *   index/  the hard-link index: for each lower object with several links
  *           that was copied up, a hard link to the copy, named by the
  *           st_ino layerfs shows for it (16 hex digits).  The other names
@@ -173,43 +175,124 @@ static int lfs_remove_tree(struct lfs_sb *sbi, struct dentry *dir, int depth)
 	return err;
 }
 
-/* workdir=/@name, made if missing; emptied when @clean */
-static struct dentry *lfs_work_subdir(struct fs_context *fc, struct lfs_sb *sbi,
-				      const char *name, bool clean)
+/*
+ * @parent/@name, made as @nw if missing.  Caller holds write access to
+ * the upper mount.
+ */
+static struct dentry *lfs_work_child(struct lfs_sb *sbi, struct dentry *parent,
+				     const char *name, const struct lfs_new *nw)
 {
 	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
-	struct inode *dir = d_inode(sbi->workdir);
-	struct lfs_new nw = { .mode = S_IFDIR | 0700 };
+	struct inode *dir = d_inode(parent);
 	struct dentry *d;
-	int err;
 
 	inode_lock_nested(dir, I_MUTEX_PARENT);
-	d = lookup_one(userns, name, sbi->workdir, strlen(name));
+	d = lookup_one(userns, name, parent, strlen(name));
 	if (IS_ERR(d))
 		goto out_unlock;
 	if (d_is_negative(d)) {
-		d = lfs_create_real(sbi, sbi->workdir, d, &nw);
-	} else if (!d_is_dir(d)) {
+		d = lfs_create_real(sbi, parent, d, nw);
+	} else if ((d_inode(d)->i_mode ^ nw->mode) & S_IFMT) {
 		dput(d);
-		d = ERR_PTR(-ENOTDIR);
+		d = ERR_PTR(d_is_dir(d) ? -EISDIR : -ENOTDIR);
 	}
 out_unlock:
 	inode_unlock(dir);
-	if (IS_ERR(d)) {
+	return d;
+}
+
+/* workdir=/@name, made if missing */
+static struct dentry *lfs_work_subdir(struct fs_context *fc, struct lfs_sb *sbi,
+				      const char *name)
+{
+	struct lfs_new nw = { .mode = S_IFDIR | 0700 };
+	struct dentry *d;
+
+	d = lfs_work_child(sbi, sbi->workdir, name, &nw);
+	if (IS_ERR(d))
 		lfs_err(fc, "workdir \"%s\": cannot make %s/ (%ld)",
 			sbi->work_name, name, PTR_ERR(d));
-		return d;
-	}
-	if (clean) {
-		err = lfs_remove_tree(sbi, d, 0);
-		if (err) {
-			lfs_err(fc, "workdir \"%s\": cannot empty %s/ (%d)",
-				sbi->work_name, name, err);
-			dput(d);
-			return ERR_PTR(err);
-		}
-	}
 	return d;
+}
+
+/*
+ * Before work/ is emptied: work/incompat/ holding anything refuses the
+ * mount (-EINVAL), as on overlay.  Only a volatile mount makes an entry
+ * there (lfs_work_mark_volatile()): what it wrote may not have reached
+ * the disk, and only the user can tell whether the upper layer is whole.
+ */
+static int lfs_work_check_incompat(struct fs_context *fc, struct lfs_sb *sbi)
+{
+	struct lfs_names names;
+	struct dentry *d;
+	int err;
+
+	d = lookup_one_unlocked(mnt_user_ns(sbi->upper->mnt), LFS_INCOMPAT_NAME,
+				sbi->work, strlen(LFS_INCOMPAT_NAME));
+	if (IS_ERR(d)) {
+		lfs_err(fc, "workdir \"%s\": cannot look up %s/%s (%ld)",
+			sbi->work_name, LFS_WORK_NAME, LFS_INCOMPAT_NAME,
+			PTR_ERR(d));
+		return PTR_ERR(d);
+	}
+	/* anything else by that name is a leftover, emptied with the rest */
+	err = 0;
+	if (!d_is_dir(d))
+		goto out;
+	err = lfs_read_names(sbi->upper->mnt, d, &names);
+	if (err) {
+		lfs_err(fc, "workdir \"%s\": cannot read %s/%s (%d)",
+			sbi->work_name, LFS_WORK_NAME, LFS_INCOMPAT_NAME, err);
+		goto out;
+	}
+	if (names.count) {
+		const char *feature = names.buf + 1;
+
+		if (!strcmp(feature, LFS_INCOMPAT_VOLATILE))
+			lfs_err(fc, "workdir \"%s\": %s/%s/%s: the upper layer was mounted volatile, its writes may not have reached the disk; remove that directory to mount it again",
+				sbi->work_name, LFS_WORK_NAME, LFS_INCOMPAT_NAME,
+				feature);
+		else
+			lfs_err(fc, "workdir \"%s\": %s/%s/%s: an incompatible feature is marked; remove that entry to mount it",
+				sbi->work_name, LFS_WORK_NAME, LFS_INCOMPAT_NAME,
+				feature);
+		err = -EINVAL;
+	}
+	kvfree(names.buf);
+out:
+	dput(d);
+	return err;
+}
+
+/*
+ * A volatile mount marks work/ as overlay's does, with
+ * incompat/volatile/dirty, which stays after umount: until the user
+ * removes it, no mount takes the pair (lfs_work_check_incompat()).
+ */
+static int lfs_work_mark_volatile(struct fs_context *fc, struct lfs_sb *sbi)
+{
+	static const char *const path[] = {
+		LFS_INCOMPAT_NAME, LFS_INCOMPAT_VOLATILE, LFS_VOLATILE_DIRTY,
+	};
+	struct lfs_new dir = { .mode = S_IFDIR | 0700 };
+	struct lfs_new file = { .mode = S_IFREG | 0600 };
+	struct dentry *d = dget(sbi->work), *child;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(path); i++) {
+		child = lfs_work_child(sbi, d, path[i],
+				       i + 1 < ARRAY_SIZE(path) ? &dir : &file);
+		dput(d);
+		if (IS_ERR(child)) {
+			lfs_err(fc, "workdir \"%s\": cannot make the volatile mark %s/%s/%s/%s (%ld)",
+				sbi->work_name, LFS_WORK_NAME, path[0], path[1],
+				path[2], PTR_ERR(child));
+			return PTR_ERR(child);
+		}
+		d = child;
+	}
+	dput(d);
+	return 0;
 }
 
 /* trusted.* xattrs carry every marker: the upper filesystem must keep them */
@@ -264,20 +347,43 @@ static int lfs_probe_dtype(struct fs_context *fc, struct lfs_sb *sbi)
  */
 int lfs_work_prepare(struct fs_context *fc, struct lfs_sb *sbi)
 {
+	struct super_block *usb = sbi->upper->mnt->mnt_sb;
 	int err;
 
+	/*
+	 * A volatile mount's syncs fail once the upper filesystem meets a
+	 * writeback error (lfs_sync_status()); one it has not reported yet
+	 * would fail them from the start.
+	 */
+	if (sbi->volatile_mount) {
+		sbi->upper_wb_err = errseq_sample(&usb->s_wb_err);
+		if (errseq_check(&usb->s_wb_err, sbi->upper_wb_err)) {
+			lfs_err(fc, "upperdir \"%s\": volatile: the filesystem has a writeback error not reported yet; sync it (syncfs) first",
+				sbi->upper->name);
+			return -EIO;
+		}
+	}
 	err = mnt_want_write(sbi->upper->mnt);
 	if (err) {
 		lfs_err(fc, "upperdir \"%s\": not writable (%d)", sbi->upper->name, err);
 		return err;
 	}
-	sbi->work = lfs_work_subdir(fc, sbi, LFS_WORK_NAME, true);
+	sbi->work = lfs_work_subdir(fc, sbi, LFS_WORK_NAME);
 	if (IS_ERR(sbi->work)) {
 		err = PTR_ERR(sbi->work);
 		sbi->work = NULL;
 		goto out;
 	}
-	sbi->index = lfs_work_subdir(fc, sbi, LFS_INDEX_NAME, false);
+	err = lfs_work_check_incompat(fc, sbi);
+	if (err)
+		goto out;
+	err = lfs_remove_tree(sbi, sbi->work, 0);
+	if (err) {
+		lfs_err(fc, "workdir \"%s\": cannot empty %s/ (%d)",
+			sbi->work_name, LFS_WORK_NAME, err);
+		goto out;
+	}
+	sbi->index = lfs_work_subdir(fc, sbi, LFS_INDEX_NAME);
 	if (IS_ERR(sbi->index)) {
 		err = PTR_ERR(sbi->index);
 		sbi->index = NULL;
@@ -286,6 +392,8 @@ int lfs_work_prepare(struct fs_context *fc, struct lfs_sb *sbi)
 	err = lfs_probe_xattr(fc, sbi);
 	if (!err)
 		err = lfs_probe_dtype(fc, sbi);
+	if (!err && sbi->volatile_mount)
+		err = lfs_work_mark_volatile(fc, sbi);
 out:
 	mnt_drop_write(sbi->upper->mnt);
 	return err;

@@ -87,9 +87,9 @@ static void lfs_usage(FILE *f, const char *prog)
 		"  -o OPTIONS        comma-separated mount options, as for overlay:\n"
 		"                    lowerdir=TOP:...:BOTTOM, upperdir=DIR,\n"
 		"                    workdir=DIR (\\: \\, \\\\ escape), ro, rw, nosuid,\n"
-		"                    nodev, noexec, noatime, remount, ...; volatile\n"
-		"                    is accepted and ignored; x-* options are\n"
-		"                    dropped; others go to the kernel\n"
+		"                    nodev, noexec, noatime, remount, ...; x-*\n"
+		"                    options are dropped; others (volatile,\n"
+		"                    redirect_dir=, ...) go to the kernel\n"
 		"  -l, --lower DIR   add a lower layer below those given so far\n"
 		"  -L, --lower-file FILE\n"
 		"                    add the layers listed in FILE, one per line,\n"
@@ -353,18 +353,6 @@ static int lfs_parse_option(struct lfs_mount *m, char *opt)
 		return 0;
 	if (!strcmp(opt, "remount")) {
 		m->remount = true;
-		return 0;
-	}
-	/*
-	 * overlayfs's volatile skips every sync of the upper layer and marks
-	 * the work directory so that it cannot be mounted again after a
-	 * crash.  layerfs has no such mode: its mounts sync as usual, which is
-	 * what volatile promises and more, and leaves nothing to clean up.
-	 */
-	if (!strcmp(opt, "volatile")) {
-		if (m->verbose)
-			fprintf(stderr, "%s: volatile: layerfs syncs as usual\n",
-				m->prog);
 		return 0;
 	}
 	eq = strchr(opt, '=');

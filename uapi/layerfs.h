@@ -69,6 +69,18 @@ struct lfs_origin {
 #define LFS_WORK_NAME			"work"	/* copy-up scratch, emptied at mount */
 #define LFS_INDEX_NAME			"index"	/* hard-link index */
 
+/*
+ * In LFS_WORK_NAME, overlay's marks of a mount that left the layers in a
+ * state another mount must not take as it is: a directory for each such
+ * feature in LFS_INCOMPAT_NAME, which refuses every mount of the pair
+ * while it holds anything.  A volatile mount makes
+ * work/incompat/volatile/dirty; the user removes work/incompat/volatile
+ * once the upper layer is known to be whole.
+ */
+#define LFS_INCOMPAT_NAME		"incompat"
+#define LFS_INCOMPAT_VOLATILE		"volatile"
+#define LFS_VOLATILE_DIRTY		"dirty"
+
 /* value of a boolean marker xattr */
 #define LFS_XATTR_TRUE			"y"
 

@@ -327,6 +327,277 @@ EOF
 	done
 }
 
+# overlay_case MNT DATA: mount2 of the kernel's overlay with DATA on MNT,
+# in OVERLAY_OUT ("mount: ok" or "mount: ERRNO"); unmounted again, and a
+# volatile mark it left removed
+overlay_case() {
+	OVERLAY_OUT=$("$PROBE" mount2 overlay "$1" "$2")
+	if [ "$OVERLAY_OUT" = "mount: ok" ]; then
+		umount "$1"
+	fi
+	rm -rf "$T/ow/work/incompat"
+}
+
+@test "overlay's options: each one layerfs takes mounts and shows in /proc/mounts the value in effect; overlay mounts with the same" {
+	[ "$LFS_FSTYPE" = layerfs ] || skip "what layerfs shows of overlay's options"
+	test_dir tmpfs u w ou ow mnt omnt
+	# OPTIONS | what /proc/mounts shows after workdir= | overlay 6.1 takes it
+	local cases=(
+		"redirect_dir=on|,redirect_dir=on|y"
+		"redirect_dir=follow|,redirect_dir=follow|y"
+		"redirect_dir=off|,redirect_dir=follow|y"
+		"redirect_dir=nofollow|,redirect_dir=nofollow|y"
+		"index=on|,index=on|y"
+		"index=off|,index=on|y"
+		"xino=on|,xino=on|y"
+		"xino=auto|,xino=on|y"
+		"xino=off|,xino=on|y"
+		"uuid=on|,uuid=off|y"
+		"uuid=off|,uuid=off|y"
+		"uuid=null|,uuid=off|n"
+		"uuid=auto|,uuid=off|n"
+		"nfs_export=off|,nfs_export=off|y"
+		"metacopy=off|,metacopy=off|y"
+		"default_permissions|,default_permissions|y"
+		"volatile|,volatile|y"
+		"metacopy=off,xino=auto,index=on,redirect_dir=on,default_permissions|,default_permissions,redirect_dir=on,index=on,xino=on,metacopy=off|y"
+	)
+	local c opts shown ovl out bad=0
+	for c in "${cases[@]}"; do
+		IFS='|' read -r opts shown ovl <<<"$c"
+		out=$("$PROBE" mount2 layerfs "$T/mnt" "lowerdir=$LOW,upperdir=$T/u,workdir=$T/w,$opts")
+		if [ "$out" != "mount: ok" ]; then
+			echo "$opts: $out"
+			bad=1
+			continue
+		fi
+		mount_opts "$T/mnt"
+		umount "$T/mnt"
+		rm -rf "$T/w/work/incompat"
+		if [ "${MOUNT_OPTS#*,workdir="$T"/w}" != "$shown" ]; then
+			echo "$opts: shows $MOUNT_OPTS, want ...$shown"
+			bad=1
+		fi
+		overlay_case "$T/omnt" "lowerdir=$LOW,upperdir=$T/ou,workdir=$T/ow,$opts"
+		if [ "$ovl" = y ] && [ "$OVERLAY_OUT" != "mount: ok" ]; then
+			echo "overlay $opts: $OVERLAY_OUT"
+			bad=1
+		fi
+	done
+	# without an upper layer there is no index, and nothing to keep volatile
+	run "$PROBE" mount2 layerfs "$T/mnt" "lowerdir=$LOW,index=on,volatile,redirect_dir=nofollow"
+	[ "$output" = "mount: ok" ]
+	mount_opts "$T/mnt"
+	[ "${MOUNT_OPTS#*,lowerdir="$LOW"}" = ",redirect_dir=nofollow,index=off" ]
+	# a mount that names none of them shows none of them
+	umount "$T/mnt"
+	wmount "$T/mnt" "$T/u" "$T/w" "${LOWS[@]}"
+	mount_opts "$T/mnt"
+	[ "${MOUNT_OPTS#*,workdir="$T"/w}" = "" ]
+	return $bad
+}
+
+@test "overlay's options layerfs cannot give are refused with EINVAL and a message that names them" {
+	[ "$LFS_FSTYPE" = layerfs ] || skip "overlay takes these"
+	test_dir tmpfs u w mnt
+	local M="lowerdir=$LOW,upperdir=$T/u,workdir=$T/w"
+	refusals \
+		"$M,metacopy=on#EINVAL#metacopy=on: not supported \\(layerfs copies whole files up\\)" \
+		"$M,nfs_export=on#EINVAL#nfs_export=on: not supported \\(layerfs has no file handles\\)" \
+		"$M,redirect_dir=always#EINVAL#Bad value for 'redirect_dir'" \
+		"$M,index=maybe#EINVAL#Bad value for 'index'" \
+		"$M,xino=yes#EINVAL#Bad value for 'xino'" \
+		"$M,uuid=random#EINVAL#Bad value for 'uuid'" \
+		"$M,metacopy#EINVAL#metacopy" \
+		"$M,volatile=on#EINVAL#volatile"
+	# fsconfig callers read the same reason
+	run "$LFS_MOUNT" -v -o "$M,metacopy=on" "$T/mnt"
+	echo "$output"
+	[ "$status" = 32 ]
+	[[ $output == *"layerfs-mount: metacopy=on: Invalid argument"* ]]
+	[[ $output == *"layerfs: metacopy=on: not supported (layerfs copies whole files up)"* ]]
+	run "$LFS_MOUNT" -v -o "$M,nfs_export=on" "$T/mnt"
+	[ "$status" = 32 ]
+	[[ $output == *"layerfs: nfs_export=on: not supported (layerfs has no file handles)"* ]]
+	! mounted "$T/mnt" || false
+}
+
+# rename_modes FSTYPE MNT: for each redirect_dir= mode, what renames of a
+# merged directory, a directory of one lower layer, a directory made
+# through the mount and a file give on FSTYPE
+rename_modes() {
+	local mode want m i=0
+	for mode in on follow off nofollow; do
+		want=EXDEV
+		m=m
+		if [ $mode = on ]; then
+			want=ok
+			m=m2
+		fi
+		i=$((i + 1))
+		mktree "$T/x$1$i" <<<'d u
+d w
+f l0/m/top t
+f l0/s/one 1
+f l1/m/bot b
+f l1/file f'
+		mount -t "$1" none "$2" -o "lowerdir=$T/x$1$i/l0:$T/x$1$i/l1,upperdir=$T/x$1$i/u,workdir=$T/x$1$i/w,redirect_dir=$mode"
+		run_ops "$2" <<-OPS
+			mkdir new
+			create new/f n
+			rename m m2 => $want
+			rename s s2 => $want
+			exchange new $m => $want
+			exchange new $m => $want
+			rename new new2
+			rename file file2
+			mkdir new2/sub
+			rename new2/sub sub
+			read $m/top => t
+			read $m/bot => b
+			read new2/f => n
+		OPS
+		umount "$2"
+	done
+}
+
+@test "redirect_dir= other than on: renaming a directory with lower parts gives EXDEV, a directory made through the mount still renames; overlay does the same" {
+	test_dir tmpfs mnt
+	rename_modes "$LFS_FSTYPE" "$T/mnt"
+	[ "$LFS_FSTYPE" = layerfs ] || return 0
+	rename_modes overlay "$T/mnt"
+}
+
+@test "remount: overlay's options may be repeated, not changed; a remount that names none keeps them" {
+	[ "$LFS_FSTYPE" = layerfs ] || skip "overlay 6.1 ignores the options of a remount"
+	test_dir tmpfs u w u2 w2 mnt mnt2
+	run "$PROBE" mount2 layerfs "$T/mnt" "lowerdir=$LOW,upperdir=$T/u,workdir=$T/w,redirect_dir=off,volatile,index=off"
+	[ "$output" = "mount: ok" ]
+	wmount "$T/mnt2" "$T/u2" "$T/w2" "${LOWS[@]}"
+	dmesg -C
+	local c m data want out bad=0
+	for c in "mnt|redirect_dir=follow,volatile,index=on,xino=off,uuid=on|ok" \
+		"mnt|redirect_dir=off|ok" \
+		"mnt|redirect_dir=on|EINVAL" \
+		"mnt|redirect_dir=nofollow|EINVAL" \
+		"mnt||ok" \
+		"mnt2|redirect_dir=on,index=on|ok" \
+		"mnt2|redirect_dir=follow|EINVAL" \
+		"mnt2|volatile|EINVAL"; do
+		IFS='|' read -r m data want <<<"$c"
+		out=$("$PROBE" mount2 layerfs "$T/$m" "$data" remount)
+		if [ "$out" != "mount: $want" ]; then
+			echo "$m remount $data: $out, want $want"
+			bad=1
+		fi
+	done
+	run dmesg
+	[[ $output == *"layerfs: redirect_dir: cannot change on remount (it is follow, asked for on)"* ]]
+	[[ $output == *"layerfs: redirect_dir: cannot change on remount (it is on, asked for follow)"* ]]
+	[[ $output == *"layerfs: volatile: cannot be turned on by remount"* ]]
+	mount -o remount,ro "$T/mnt"
+	mount_opts "$T/mnt"
+	[[ $MOUNT_OPTS == ro,* ]]
+	[ "${MOUNT_OPTS#*,workdir="$T"/w}" = ",redirect_dir=follow,index=on,volatile" ]
+	mount -o remount,rw "$T/mnt"
+	mount_opts "$T/mnt"
+	[[ $MOUNT_OPTS == rw,* ]]
+	[ "${MOUNT_OPTS#*,workdir="$T"/w}" = ",redirect_dir=follow,index=on,volatile" ]
+	mount_opts "$T/mnt2"
+	[ "${MOUNT_OPTS#*,workdir="$T"/w2}" = "" ]
+	return $bad
+}
+
+@test "volatile: the work directory's mark is made at mount and stays after umount; every later mount is refused with a message until it is removed; overlay reads the mark the same way" {
+	test_dir tmpfs u w u2 w2 mnt
+	local other=
+	[ "$LFS_FSTYPE" = layerfs ] && other=overlay
+	run "$PROBE" mount2 "$LFS_FSTYPE" "$T/mnt" "$(wmount_data "$LOW" "$T/u" "$T/w"),volatile"
+	[ "$output" = "mount: ok" ]
+	run_ops "$T/mnt" <<-OPS
+		kind $T/w/work/incompat => dir
+		kind $T/w/work/incompat/volatile => dir
+		kind $T/w/work/incompat/volatile/dirty => file
+		count $T/w/work/incompat/volatile => 1
+		create new n
+		append low +v
+	OPS
+	umount "$T/mnt"
+	run_ops <<<"kind $T/w/work/incompat/volatile/dirty => file"
+	# every mount of the pair is refused, volatile or not
+	refusals \
+		"$(wmount_data "$LOW" "$T/u" "$T/w")#EINVAL#incompat.*volatile" \
+		"$(wmount_data "$LOW" "$T/u" "$T/w"),volatile#EINVAL#incompat.*volatile"
+	if [ -n "$other" ]; then
+		run dmesg
+		[[ $output == *"layerfs: workdir \"$T/w\": work/incompat/volatile: the upper layer was mounted volatile, its writes may not have reached the disk; remove that directory to mount it again"* ]]
+		# overlay refuses layerfs's mark, and layerfs overlay's
+		run "$PROBE" mount2 overlay "$T/mnt" "lowerdir=$LOW,upperdir=$T/u,workdir=$T/w"
+		[ "$output" = "mount: EINVAL" ]
+		mount -t overlay none "$T/mnt" -o "lowerdir=$LOW,upperdir=$T/u2,workdir=$T/w2,volatile"
+		umount "$T/mnt"
+		run "$PROBE" mount2 layerfs "$T/mnt" "$(wmount_data "$LOW" "$T/u2" "$T/w2")"
+		[ "$output" = "mount: EINVAL" ]
+	fi
+	# removed, the pair mounts again, and the empty incompat/ goes
+	rm -r "$T/w/work/incompat/volatile"
+	wmount "$T/mnt" "$T/u" "$T/w" "${LOWS[@]}"
+	run_ops "$T/mnt" <<-OPS
+		read new => n
+		read low => lowdata+v
+		count $T/w/work => 0
+	OPS
+	mount_opts "$T/mnt"
+	[[ $MOUNT_OPTS != *volatile* ]]
+}
+
+# delalloc FILE: whether ext4 holds data of FILE in memory only (extents
+# flagged "delalloc": not written yet), in DELALLOC (yes or no)
+delalloc() {
+	local out
+	out=$(filefrag -v "$1")
+	DELALLOC=no
+	if [[ $out == *delalloc* ]]; then
+		DELALLOC=yes
+	fi
+}
+
+@test "volatile: fsync, fdatasync, syncfs and copy-up leave the upper file's data unwritten (ext4 delalloc); without volatile they write it" {
+	test_dir ext4 vu vw u w lo mnt
+	head -c 20000 /dev/zero >"$T/lo/big"
+	local expire
+	expire=$(cat /proc/sys/vm/dirty_expire_centisecs)
+	# no periodic writeback of what the test leaves dirty
+	echo 360000 >/proc/sys/vm/dirty_expire_centisecs
+	# the volatile mount first: the other one's syncfs writes every file
+	run "$PROBE" mount2 "$LFS_FSTYPE" "$T/mnt" "$(wmount_data "$T/lo" "$T/vu" "$T/vw"),volatile"
+	[ "$output" = "mount: ok" ]
+	run_ops "$T/mnt" <<-OPS
+		create f1 data1
+		sync f1
+		chmod big 600
+		sync big
+	OPS
+	delalloc "$T/vu/f1"
+	local f1=$DELALLOC
+	delalloc "$T/vu/big"
+	local big=$DELALLOC
+	umount "$T/mnt"
+	rm -r "$T/vw/work/incompat"
+	wmount "$T/mnt" "$T/u" "$T/w" "$T/lo"
+	run_ops "$T/mnt" <<-OPS
+		create f1 data1
+		sync f1
+		chmod big 600
+	OPS
+	delalloc "$T/u/f1"
+	local f1sync=$DELALLOC
+	delalloc "$T/u/big"
+	echo "$expire" >/proc/sys/vm/dirty_expire_centisecs
+	[ "$f1 $big" = "yes yes" ]
+	[ "$f1sync $DELALLOC" = "no no" ]
+}
+
 @test "the lower layers are unchanged by the mounts, refusals and writes of this file" {
 	local fs
 	for fs in tmpfs ext4; do

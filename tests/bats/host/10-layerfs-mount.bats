@@ -54,14 +54,14 @@ setup() {
 	[ "$output" = "layerfs-mount: fsopen(layerfs): No such device (is the layerfs module loaded?)" ]
 }
 
-@test "a container engine's option string becomes one lowerdir+ per layer, volatile is dropped" {
+@test "a container engine's option string becomes one lowerdir+ per layer, volatile goes to the kernel" {
 	local home=/var/lib/containers/storage/overlay id=0123abcd i lower=
 	for ((i = 1; i <= 500; i++)); do
 		lower+=${lower:+:}$home/l/LAYER$i
 	done
 	run "$M" --dry-run -o "lowerdir=$lower,upperdir=$home/$id/diff,workdir=$home/$id/work,volatile" "$home/$id/merged"
 	[ "$status" = 0 ]
-	[ "${#lines[@]}" = 504 ]
+	[ "${#lines[@]}" = 505 ]
 	[ "${lines[0]}" = "fsconfig source=layerfs" ]
 	for ((i = 1; i <= 500; i++)); do
 		[ "${lines[i]}" = "fsconfig lowerdir+=$home/l/LAYER$i" ] || {
@@ -71,7 +71,8 @@ setup() {
 	done
 	[ "${lines[501]}" = "fsconfig upperdir=$home/$id/diff" ]
 	[ "${lines[502]}" = "fsconfig workdir=$home/$id/work" ]
-	[ "${lines[503]}" = "move_mount $home/$id/merged attr_set=0x0 attr_clr=0x0" ]
+	[ "${lines[503]}" = "fsconfig volatile" ]
+	[ "${lines[504]}" = "move_mount $home/$id/merged attr_set=0x0 attr_clr=0x0" ]
 }
 
 @test "options go to the kernel in the order given, unknown ones as they are" {

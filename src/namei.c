@@ -331,7 +331,8 @@ static bool lfs_redirect_valid(const char *s, size_t len)
  * @layer: the layer @real lives in (the upper one or a lower one)
  * @real: a real directory
  *
- * With redirect_dir=nofollow every redirect is refused (EPERM): a
+ * A redirect in the bottom layer would lead nowhere: it is not read.
+ * With redirect_dir=nofollow every other one is refused (EPERM): a
  * redirect works like a symlink into the layers below without their
  * permission checks, which a mounter of layers it does not trust may
  * turn off.  One that is not valid (lfs_redirect_valid()) makes the
@@ -344,6 +345,9 @@ static char *lfs_get_redirect(const struct lfs_sb *sbi,
 	char *buf;
 	int len;
 
+	/* nothing lies below the bottom layer: no read */
+	if (layer != sbi->upper && layer->idx + 1 >= sbi->nr_layers)
+		return NULL;
 	len = lfs_real_getxattr(layer, real, LFS_XATTR_REDIRECT, NULL, 0);
 	if (len == -ENODATA || len == -EOPNOTSUPP)
 		return NULL;

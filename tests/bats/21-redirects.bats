@@ -305,3 +305,25 @@ rotate() {
 	rotate layerfs native
 	grep -q '^a/c4/deep2 ' "$WORK/layerfs.2"
 }
+
+@test "redirect_dir=nofollow refuses every redirect (EPERM), as overlay does, and the rest still reads" {
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<"$REDIRECT_LAYERS"
+	mkdir "$WORK/ovl"
+	lowers=$WORK/L0:$WORK/L1:$WORK/L2:$WORK/L3
+	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$lowers,redirect_dir=nofollow"
+	mount -t overlay none "$WORK/ovl" -o "lowerdir=$lowers,redirect_dir=nofollow"
+	grep -q " $WORK/mnt layerfs .*,redirect_dir=nofollow" /proc/mounts
+	for fs in mnt ovl; do
+		run "$PROBE" ops "$WORK/$fs" <<-'EOF'
+		kind new => EPERM
+		kind c2 => EPERM
+		kind p/rnew => EPERM
+		kind self => EPERM
+		read d3/bottom => b
+		kind old => absent
+		kind afile => file
+		EOF
+		[ "$status" = 0 ] || { echo "# $fs: $output"; false; }
+	done
+}

@@ -443,9 +443,9 @@ static int lfs_lwalk_renamed(struct lfs_lwalk *w)
 
 /*
  * Follow @redirect, read on the directory that @name's bytes [@start,
- * @end) name, in @layer (NULL: the upper layer).  The layers below go on
- * at @from in the parent's instances (relative) or in the root's
- * (absolute), with what is left of the path after that directory.
+ * @end) name.  The layers below go on at position @from of the parent's
+ * instances (relative) or of the root's (absolute), with what is left of
+ * the path after that directory.
  */
 static int lfs_lwalk_redirect(struct lfs_lwalk *w, const char *redirect,
 			      unsigned int start, unsigned int end,

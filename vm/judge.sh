@@ -55,6 +55,7 @@ fi
 if [ "$expect_reset" != 1 ] && [ "$(cat "$res/insmod.rc" 2>/dev/null)" = 0 ] &&
 	[ "$(cat "$res/rmmod.rc" 2>/dev/null)" != 0 ]; then
 	problems+=("module did not unload")
+	[ ! -s "$res/mounts-left" ] || sed 's/^/  mounted: /' "$res/mounts-left" | head -n 20 >&2
 fi
 if [ -f "$res/tainted" ]; then
 	taint=$(cat "$res/tainted")

@@ -116,6 +116,11 @@ setup_file() {
 	done
 }
 
+# the times test's own stacks, under its work directory
+teardown() {
+	lfs_cleanup
+}
+
 teardown_file() {
 	local fs
 	for fs in tmpfs ext4; do

@@ -137,3 +137,23 @@ teardown() {
 	[[ $output == *$'\n-x0 f 0644 0:0 size=10 '*" mt=new"* ]]
 	[[ $output == *$'\n+x0 f 0644 0:0 size=9 '*" mt="[0-9]* ]]
 }
+
+@test "the rotation leaves out the other names of a lower hard link whose copy only the index holds" {
+	local lw uw seed=8 s t
+	diff_dirs tmpfs
+	s=$lw/s$seed
+	mkdir "$uw/upper$seed" "$uw/work$seed" "$uw/mnt$seed"
+	diff_mount "$uw/mnt$seed" "$uw/upper$seed" "$uw/work$seed" "$(diff_lowers 2)"
+	t=$EPOCHREALTIME
+	# hk/r0-1 and hl/r0-1 name one lower file: the append copies it up
+	# into the index, the unlink takes its one upper name, and hl/r0-1
+	# shows the copy through the index, which no layer holds
+	printf '%s\n' "append hk/r0-1 10 1" "unlink hk/r0-1" >"$s.script"
+	"$OPSEQ" run "${DIFF_K[@]}" -D "$s.fs.dump" -T "$t" "$uw/mnt$seed" <"$s.script" >"$s.fs.log"
+	umount "$uw/mnt$seed"
+	grep -q '^hl/r0-1 f 0644 0:0 size=12 .* nl=1 ' "$s.fs.dump"
+	run diff_rotate 2 "$seed" "$t"
+	echo "# status $status: $output"
+	[ "$status" = 0 ]
+	[ "$(cat "$s.split")" = hl/r0-1 ]
+}

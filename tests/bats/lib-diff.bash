@@ -182,21 +182,27 @@ diff_lower_dirs() {
 # operations of the script run after a rotation (diff_rotate)
 DIFF_ROT_STEPS=${DIFF_ROT_STEPS:-15}
 
-# diff_split LAYER DUMP PRISTINE: the paths of DUMP (a mount's, before
-# the rotation) in the hard-link groups of lower files with several
-# links that the run changed: their other names, and the index's link,
-# live on only in the work directory, which no layer holds.  After a
-# rotation the names not linked up show the lower file again (its old
+# diff_split LAYER DUMP PRISTINE INDEX: the paths of DUMP (a mount's,
+# before the rotation) in the hard-link groups of lower files with
+# several links that the run changed: their other names, and the index's
+# link, live on only in the work directory, which no layer holds.  After
+# a rotation the names not linked up show the lower file again (its old
 # data, its own inode, its lower link count, names removed included),
 # and a copy keeps the index's link in st_nlink.  The kernel's overlay
 # (index=on) does the same (validation runs, seed 100: hk/x2's nine
 # lower names lost a write made through nd0/nd2/c0; hk/y8, whose other
 # name was removed, shows nl=2 for one name); layerfs keeps its index in
-# W/index too (docs/write-side.md).  Such a group is found two ways:
+# W/index too (docs/write-side.md).  Such a group is found three ways:
 # LAYER, the raw dump (-r) of the upper, holds a non-directory with more
 # links than names (the index's link); or a path of DUMP has the size and
 # content of a file with several links in PRISTINE (the stack's tree)
-# but not the same line.
+# but not the same line; or it has the size and content of a file that
+# only INDEX, the raw dump of the old work directory's index, still
+# links: the names copied up were all removed or renamed over, and the
+# mount shows the index's copy through the others.  The least such run
+# is "append hk/y56", "unlink hk/y56" (hk/y56 and hl/y56 the two names of
+# a lower file): hl/y56 shows the append until the rotation, the lower
+# file after it, on layerfs as on overlay (index=on).
 diff_split() {
 	awk '
 	function field(line, key,   i, n, f) {
@@ -222,11 +228,16 @@ diff_split() {
 		}
 		next
 	}
+	FILENAME == ARGV[3] {
+		if ($2 == "f" && field($0, "nl=") == 1)
+			indexed[field($0, "size=") " " field($0, "h=")] = 1
+		next
+	}
 	{
 		g = field($0, "hl=")
 		group[$1] = g == "" ? $1 : g
-		if ($2 == "f" && (field($0, "size=") " " field($0, "h=")) in data &&
-		    line[$1] != $0)
+		key = field($0, "size=") " " field($0, "h=")
+		if ($2 == "f" && ((key in data && line[$1] != $0) || key in indexed))
 			split_group[group[$1]] = 1
 	}
 	END {
@@ -236,7 +247,7 @@ diff_split() {
 		for (p in group)
 			if (group[p] in split_group)
 				print p
-	}' "$1" "$3" "$2"
+	}' "$1" "$3" "$4" "$2"
 }
 
 # diff_unsplit PATHS FILE: FILE (a dump or a step log) without the lines
@@ -276,8 +287,12 @@ diff_rotate() {
 	mkdir "$nu" "$uw/rot$seed.work" || return 1
 	diff_root_attrs "$up" "$nu" || return 1
 	"$OPSEQ" dump -r "$up" >"$s.layer" || return 1
-	diff_split "$s.layer" "$s.fs.dump" "$DIFF_STACKS/s$n.pristine.dump" >"$s.split" ||
-		return 1
+	: >"$s.index"
+	if [ -d "$uw/work$seed/index" ]; then
+		"$OPSEQ" dump -r "$uw/work$seed/index" >"$s.index" || return 1
+	fi
+	diff_split "$s.layer" "$s.fs.dump" "$DIFF_STACKS/s$n.pristine.dump" "$s.index" \
+		>"$s.split" || return 1
 	nsplit=$(wc -l <"$s.split") || return 1
 	((nsplit == 0)) || echo "# seed $seed: $nsplit names of hard links copied up in part:" \
 		"not compared after the rotation"

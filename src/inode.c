@@ -530,6 +530,14 @@ int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	real_attr = *attr;
 	if ((attr->ia_valid & ATTR_SIZE) && !attr->ia_size)
 		cu_flags |= LFS_CU_NODATA;
+	/*
+	 * A truncation to 0 copies no data up, so the copy is empty already
+	 * and its filesystem sees no size change, for which truncate(2) asks
+	 * it to set the times: ask for them here.
+	 */
+	if ((cu_flags & LFS_CU_NODATA) && !lfs_i_upper(inode) &&
+	    i_size_read(inode))
+		real_attr.ia_valid |= ATTR_MTIME | ATTR_CTIME;
 	err = lfs_want_write(dentry);
 	if (err)
 		return err;

@@ -374,13 +374,14 @@ EOF
 
 # TIMES_OPS: calls that copy directories up, and renames the VFS refuses;
 # only m/n/o (a new entry), q (an exchange in it) and s/t (utimes) change
-# as a user sees it.
+# as a user sees it, and s/t/u, which truncate(2) empties.
 TIMES_OPS='
 chmod a/b/c 0700
 rename a/x/sub e/g/file => ENOTDIR
 rename a/x/sub2 e/g/file2 => EISDIR
 create m/n/o/new
 exchange q/fifo q/dir
+truncate s/t/u 0
 utimes s/t 2000000000
 '
 
@@ -417,6 +418,13 @@ utimes s/t 2000000000
 		[ -z "$output" ] || { echo "# $fs: $output"; false; }
 	done
 	grep -q '^s/t d .* mt=2000000000\.000000000' "$WORK/layerfs.dump"
+	# truncate(2) asks no times of the filesystem, which sets them on a
+	# size change: the copy that truncation to 0 makes is empty already
+	for fs in overlay layerfs; do
+		run awk '$1 == "s/t/u" { print $5, ($0 ~ / mt=1000000000\./) ? "old" : "new" }' \
+			"$WORK/$fs.dump"
+		[ "$output" = "0 new" ] || { echo "# $fs: $output"; false; }
+	done
 	# the calls did copy those directories up, parents first
 	[ -d "$WORK/layerfs.u/a/b/c" ]
 	[ -f "$WORK/layerfs.u/m/n/o/new" ]

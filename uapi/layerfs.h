@@ -9,6 +9,7 @@
 #define _UAPI_LAYERFS_H
 
 #include <linux/types.h>
+#include <linux/ioctl.h>
 
 /* the filesystem type name given to mount(2) and fsopen(2) */
 #define LFS_FSTYPE			"layerfs"
@@ -113,6 +114,19 @@ struct lfs_origin {
 #define LFS_WHITEOUT_NATIVE_NAME	"native"
 #define LFS_WHITEOUT_CHARDEV_NAME	"chardev"
 #define LFS_WHITEOUT_AUFS_NAME		"aufs"
+
+/*
+ * ioctl on an open regular file of a writable layerfs mount, for a caller
+ * with CAP_SYS_ADMIN: when the name shows a copy that the upper layer holds
+ * only under other names or in the hard-link index (a lower file with
+ * several names, changed through another one), give this name its own
+ * link to the copy, as a change through it would, and change nothing the
+ * mount shows.  Done for every name before the upper layer becomes a lower
+ * one (layerfs-mount --commit), it makes the upper layer hold every name
+ * of every file the mount changed.  Returns 1 if the name was linked up,
+ * 0 if there was nothing to do.
+ */
+#define LFS_IOC_LINK_UP			_IO('l', 0x01)
 
 /* the most lower layers one mount may stack */
 #define LFS_MAX_LAYERS			4096

@@ -14,6 +14,9 @@
 /* the filesystem type name given to mount(2) and fsopen(2) */
 #define LFS_FSTYPE			"layerfs"
 
+/* statfs(2)'s f_type of a layerfs mount: "layf" */
+#define LFS_SUPER_MAGIC			0x6c617966
+
 /* xattr namespace of every layerfs marker; hidden from readers */
 #define LFS_XATTR_PREFIX		"trusted.overlay."
 

@@ -123,11 +123,13 @@ struct lfs_origin {
  * with CAP_SYS_ADMIN: when the name shows a copy that the upper layer holds
  * only under other names or in the hard-link index (a lower file with
  * several names, changed through another one), give this name its own
- * link to the copy, as a change through it would, and change nothing the
- * mount shows.  Done for every name before the upper layer becomes a lower
- * one (layerfs-mount --commit), it makes the upper layer hold every name
- * of every file the mount changed.  Returns 1 if the name was linked up,
- * 0 if there was nothing to do.
+ * link to the copy, as a change through it would.  The mount shows no
+ * change but what copying up its parents does (a merged directory's link
+ * count and size).  Done for every name before the upper layer becomes a
+ * lower one (layerfs-mount --commit), it makes the upper layer hold every
+ * name of every file the mount changed.  Returns 1 if the name was linked
+ * up, 0 if there was nothing to do; EPERM without CAP_SYS_ADMIN, EROFS on
+ * a read-only mount.
  */
 #define LFS_IOC_LINK_UP			_IO('l', 0x01)
 

@@ -34,8 +34,6 @@
 #include <linux/mutex.h>
 #include "uapi/layerfs.h"
 
-#define LFS_SUPER_MAGIC		0x6c617966	/* "layf" */
-
 /* whiteout=: the format of whiteouts and opaque directories (uapi/layerfs.h) */
 enum lfs_whiteout_format {
 	LFS_WH_NATIVE,			/* symlink + xattr; opaque xattr */

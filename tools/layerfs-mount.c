@@ -13,7 +13,11 @@
  *   PROG -o lowerdir=...,upperdir=...,workdir=...[,volatile] TARGET
  *	a container engine's mount program (containers-storage's overlay
  *	driver with mount_program set), run in the driver's home
- *	directory; also "PROG --version".
+ *	directory; also "PROG --version";
+ *   layerfs-mount --commit [-v] MOUNTPOINT
+ *	before the upper layer of a mount becomes a lower layer: every
+ *	name of a file that was changed through another name gets its own
+ *	link in the upper layer (see lfs_commit()).
  *
  * Options are parsed as overlayfs parses them: comma-separated, a backslash
  * escapes the next character ("\,", "\:", "\\").  Relative paths resolve
@@ -33,7 +37,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <linux/magic.h>
 #include "uapi/layerfs.h"
 
 #define LFS_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -71,6 +82,7 @@ struct lfs_mount {
 	bool fake;		/* -f: check, do not mount */
 	bool dry_run;		/* --dry-run: print the plan, call nothing */
 	bool sloppy;		/* -s: skip options the kernel does not know */
+	bool commit;		/* --commit: link up names, mount nothing */
 	const char *ns;		/* -N: mount namespace, a pid or a path */
 };
 
@@ -79,6 +91,7 @@ static void lfs_usage(FILE *f, const char *prog)
 	fprintf(f,
 		"usage: %s [OPTIONS] TARGET\n"
 		"       %s SOURCE TARGET [-sfnvr] [-N NS] [-o OPTIONS]\n"
+		"       %s --commit [-v] [-N NS] MOUNTPOINT\n"
 		"\n"
 		"Mount layerfs on TARGET from any number of layers (installed as\n"
 		"/sbin/mount.layerfs for mount(8), and usable as a container\n"
@@ -101,6 +114,10 @@ static void lfs_usage(FILE *f, const char *prog)
 		"  -f, --fake        check the options with the kernel, mount nothing\n"
 		"      --dry-run     print the fsconfig calls and mount attributes\n"
 		"                    that would be made, make none\n"
+		"      --commit      on the layerfs mount MOUNTPOINT, give every name\n"
+		"                    of a file changed through another of its names\n"
+		"                    its own link in the upper layer, so that the\n"
+		"                    upper layer shows the same tree as a lower one\n"
 		"  -v, --verbose     say what is done\n"
 		"  -n                accepted for mount(8) (no mtab), ignored\n"
 		"  -V, --version     print the version\n"
@@ -108,8 +125,10 @@ static void lfs_usage(FILE *f, const char *prog)
 		"\n"
 		"Relative paths resolve against the working directory.\n"
 		"Exit status: 0 mounted, 1 bad usage or no permission,\n"
-		"2 system error, 32 mount failed.\n",
-		prog, prog);
+		"2 system error, 32 mount failed; with --commit: 0 done,\n"
+		"1 bad usage, not a layerfs mount or no permission, 2 system\n"
+		"error, 32 a name could not be linked up.\n",
+		prog, prog, prog);
 }
 
 /* Make room for @need entries of @size bytes in *@arr. */
@@ -735,6 +754,419 @@ static int lfs_enter_ns(struct lfs_mount *m)
 	return 0;
 }
 
+/*
+ * ---- --commit ----
+ *
+ * A lower file with several names, changed through one of them, shows the
+ * change under all of them, but the upper layer holds only the names that
+ * were changed, renamed or removed: the others reach the copy through the
+ * hard-link index in the work directory, which is part of no layer.
+ * LFS_IOC_LINK_UP, on an open file, gives such a name its own link in the
+ * upper layer.  --commit calls it on every regular file of the mount,
+ * whatever its link count (a name can show an indexed copy with a link
+ * count of 1), so that the upper layer, as the next mount's top lower
+ * layer, shows the tree the mount showed.
+ *
+ * The tree may be hostile (a container's) and this runs as root: it is
+ * walked by file descriptor, one directory open at a time and its parents
+ * reached again through ".." and checked by inode, so that neither the
+ * depth nor the length of paths is bounded; it never follows a symlink,
+ * never leaves the mount (a mount on a directory or a file is skipped),
+ * and never opens anything but a regular file: each name is first opened
+ * O_PATH (no open of the object itself), and only a regular file is then
+ * reopened for reading through /proc/self/fd, which names that object
+ * and not the name again.
+ */
+
+/* a directory on the way from the root to the one being read */
+struct lfs_dir {
+	char *name;		/* its name in its parent; NULL for the root */
+	char *names;		/* its entries, each NUL-terminated */
+	size_t len;		/* bytes in names */
+	size_t pos;		/* offset in names of the next entry */
+	dev_t dev;		/* st_dev and st_ino, checked when the walk */
+	ino_t ino;		/* comes back to it through ".." */
+};
+
+struct lfs_commit {
+	const char *prog;	/* our name, for messages */
+	const char *target;	/* the mount point, as given */
+	__u64 mnt_id;		/* statx() mount id of the mount */
+	bool has_mnt_id;	/* the kernel gave one (5.8 and later) */
+	dev_t dev;		/* st_dev of the mount */
+	struct lfs_dir *dirs;	/* [0] the root .. [depth - 1] the current */
+	size_t depth;
+	size_t cap;
+	size_t nr_dirs;		/* directories read */
+	size_t nr_files;	/* regular files tried */
+	size_t nr_linked;	/* names linked up */
+	size_t nr_failed;	/* objects that could not be done */
+	int status;		/* exit status so far */
+};
+
+/* "TARGET/a/b/NAME" for messages (@name NULL: the current directory). */
+static char *lfs_commit_path(const struct lfs_commit *c, const char *name)
+{
+	size_t i, len = strlen(c->target) + 1;
+	char *path, *p;
+
+	for (i = 1; i < c->depth; i++)
+		len += strlen(c->dirs[i].name) + 1;
+	len += name ? strlen(name) + 1 : 0;
+	path = malloc(len);
+	if (!path)
+		return NULL;
+	p = stpcpy(path, c->target);
+	for (i = 1; i < c->depth; i++)
+		p = stpcpy(stpcpy(p, "/"), c->dirs[i].name);
+	if (name)
+		stpcpy(stpcpy(p, "/"), name);
+	return path;
+}
+
+/* A message about @name of the current directory, with @err's text. */
+static void lfs_commit_error(struct lfs_commit *c, const char *name,
+			     const char *what, int err, const char *hint)
+{
+	char *path = lfs_commit_path(c, name);
+
+	fprintf(stderr, "%s: %s: %s: %s%s\n", c->prog,
+		path ? path : c->target, what, strerror(err), hint);
+	free(path);
+}
+
+/* Every entry of directory @fd but "." and ".." into @d's names. */
+static int lfs_read_names(int fd, struct lfs_dir *d)
+{
+	size_t cap = 0;
+	struct dirent *de;
+	DIR *dir;
+	int err = 0;
+
+	fd = dup(fd);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	for (;;) {
+		size_t n;
+
+		errno = 0;
+		de = readdir(dir);
+		if (!de) {
+			err = -errno;
+			break;
+		}
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		n = strlen(de->d_name) + 1;
+		if (lfs_grow(&d->names, &cap, d->len + n, 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(d->names + d->len, de->d_name, n);
+		d->len += n;
+	}
+	closedir(dir);
+	return err;
+}
+
+/*
+ * Enter directory @fd, named @name in the current one (NULL: the root):
+ * read its entries.  0; -ENOMEM; or -1 when it cannot be entered (said
+ * and counted).  @fd stays the caller's.
+ */
+static int lfs_commit_push(struct lfs_commit *c, int fd, const char *name)
+{
+	struct lfs_dir *d;
+	struct stat st;
+	int err;
+
+	if (fstat(fd, &st)) {
+		lfs_commit_error(c, name, "fstat", errno, "");
+		c->nr_failed++;
+		return -1;
+	}
+	if (lfs_grow(&c->dirs, &c->cap, c->depth + 1, sizeof(*c->dirs)))
+		return -ENOMEM;
+	d = &c->dirs[c->depth];
+	memset(d, 0, sizeof(*d));
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	if (name) {
+		d->name = strdup(name);
+		if (!d->name)
+			return -ENOMEM;
+	}
+	c->depth++;
+	c->nr_dirs++;
+	err = lfs_read_names(fd, d);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		/* the entries read so far are still visited */
+		lfs_commit_error(c, NULL, "reading the directory", -err, "");
+		c->nr_failed++;
+	}
+	return 0;
+}
+
+static void lfs_commit_pop(struct lfs_commit *c)
+{
+	struct lfs_dir *d = &c->dirs[--c->depth];
+
+	free(d->name);
+	free(d->names);
+}
+
+/*
+ * Back from the current directory, open as *@fd, to its parent: through
+ * "..", which must be the directory the walk came from.  On success *@fd
+ * is the parent, open.
+ */
+static int lfs_commit_up(struct lfs_commit *c, int *fd)
+{
+	const struct lfs_dir *parent = &c->dirs[c->depth - 2];
+	struct stat st;
+	int pfd;
+
+	pfd = openat(*fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0) {
+		lfs_commit_error(c, NULL, "opening its parent again", errno,
+				 "");
+		return -1;
+	}
+	if (fstat(pfd, &st) || st.st_dev != parent->dev ||
+	    st.st_ino != parent->ino) {
+		lfs_commit_error(c, NULL, "opening its parent again", ESTALE,
+				 " (moved during the walk)");
+		close(pfd);
+		return -1;
+	}
+	close(*fd);
+	*fd = pfd;
+	lfs_commit_pop(c);
+	return 0;
+}
+
+/*
+ * Regular file @name of the current directory, open O_PATH as @pfd:
+ * open it for reading (not its name: what @pfd holds) and link it up.
+ * 0, or -1 when the walk must stop (no permission, read-only mount, a
+ * module without the ioctl).
+ */
+static int lfs_commit_file(struct lfs_commit *c, int pfd, const char *name)
+{
+	int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	char proc[64];
+	int fd, ret;
+
+	c->nr_files++;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	fd = open(proc, flags | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = open(proc, flags);
+	if (fd < 0) {
+		lfs_commit_error(c, name, "opening", errno, "");
+		c->nr_failed++;
+		return 0;
+	}
+	ret = ioctl(fd, LFS_IOC_LINK_UP);
+	if (ret < 0) {
+		int err = errno;
+
+		lfs_commit_error(c, name, "linking up", err,
+				 err == EPERM ? " (needs CAP_SYS_ADMIN)" :
+				 err == ENOTTY ? " (a layerfs module without LFS_IOC_LINK_UP)" :
+				 "");
+		close(fd);
+		c->nr_failed++;
+		if (err == EPERM) {
+			c->status = LFS_EX_USAGE;
+			return -1;
+		}
+		return err == EROFS || err == ENOTTY ? -1 : 0;
+	}
+	close(fd);
+	if (ret == 1)
+		c->nr_linked++;
+	return 0;
+}
+
+/*
+ * Entry @name of the current directory @dfd: a regular file is linked
+ * up, a directory is entered (*@dfd becomes it), anything else, and
+ * anything on another mount, is left alone.  0, or -1 to stop the walk.
+ */
+static int lfs_commit_entry(struct lfs_commit *c, int *dfd, const char *name)
+{
+	struct statx stx;
+	int pfd, fd, ret = 0;
+
+	pfd = openat(*dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0) {
+		if (errno == ENOENT)	/* gone since the directory was read */
+			return 0;
+		lfs_commit_error(c, name, "opening", errno, "");
+		c->nr_failed++;
+		return 0;
+	}
+	if (statx(pfd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+		  STATX_TYPE | STATX_INO | STATX_MNT_ID, &stx)) {
+		lfs_commit_error(c, name, "statx", errno, "");
+		c->nr_failed++;
+		goto out;
+	}
+	/* a mount on this name: not ours */
+	if (makedev(stx.stx_dev_major, stx.stx_dev_minor) != c->dev ||
+	    (c->has_mnt_id && (!(stx.stx_mask & STATX_MNT_ID) ||
+			       stx.stx_mnt_id != c->mnt_id)))
+		goto out;
+	if (S_ISREG(stx.stx_mode)) {
+		ret = lfs_commit_file(c, pfd, name);
+		goto out;
+	}
+	if (!S_ISDIR(stx.stx_mode))
+		goto out;
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		lfs_commit_error(c, name, "opening", errno, "");
+		c->nr_failed++;
+		goto out;
+	}
+	ret = lfs_commit_push(c, fd, name);
+	if (ret) {
+		close(fd);
+		if (ret != -ENOMEM)
+			ret = 0;
+		goto out;
+	}
+	close(*dfd);
+	*dfd = fd;
+out:
+	close(pfd);
+	return ret;
+}
+
+/* The walk from the root, open as @fd (closed here): 0, -1 or -ENOMEM. */
+static int lfs_commit_walk(struct lfs_commit *c, int fd)
+{
+	int err;
+
+	err = lfs_commit_push(c, fd, NULL);
+	while (!err) {
+		struct lfs_dir *d = &c->dirs[c->depth - 1];
+		const char *name;
+
+		if (d->pos == d->len) {
+			if (c->depth == 1)
+				break;
+			err = lfs_commit_up(c, &fd);
+			continue;
+		}
+		name = d->names + d->pos;
+		d->pos += strlen(name) + 1;
+		err = lfs_commit_entry(c, &fd, name);
+	}
+	while (c->depth)
+		lfs_commit_pop(c);
+	free(c->dirs);
+	close(fd);
+	return err;
+}
+
+/*
+ * --commit: MOUNTPOINT must be the root of a writable layerfs mount, and
+ * /proc mounted (files are reopened through it).  Returns an exit status.
+ */
+static int lfs_commit(struct lfs_mount *m, const char *target)
+{
+	struct lfs_commit c = {
+		.prog = m->prog,
+		.target = target,
+		.status = LFS_EX_OK,
+	};
+	struct statvfs svfs;
+	struct statx stx;
+	struct statfs sfs;
+	int fd, err;
+
+	fd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstatfs(fd, &sfs) || sfs.f_type != PROC_SUPER_MAGIC) {
+		fprintf(stderr, "%s: --commit needs /proc mounted (it reopens files through /proc/self/fd)\n",
+			m->prog);
+		if (fd >= 0)
+			close(fd);
+		return LFS_EX_SYSERR;
+	}
+	close(fd);
+	fd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s: %s\n", m->prog, target, strerror(errno));
+		return LFS_EX_USAGE;
+	}
+	if (fstatfs(fd, &sfs) || fstatvfs(fd, &svfs) ||
+	    statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, &stx)) {
+		fprintf(stderr, "%s: %s: %s\n", m->prog, target, strerror(errno));
+		close(fd);
+		return LFS_EX_SYSERR;
+	}
+	if (sfs.f_type != LFS_SUPER_MAGIC) {
+		fprintf(stderr, "%s: %s: not a layerfs mount (filesystem type 0x%lx)\n",
+			m->prog, target, (unsigned long)sfs.f_type);
+		close(fd);
+		return LFS_EX_USAGE;
+	}
+	if ((stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	    !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) {
+		fprintf(stderr, "%s: %s: not the root of a layerfs mount: a commit walks the whole mount\n",
+			m->prog, target);
+		close(fd);
+		return LFS_EX_USAGE;
+	}
+	if (svfs.f_flag & ST_RDONLY) {
+		fprintf(stderr, "%s: %s: mounted read-only: no name can be linked up\n",
+			m->prog, target);
+		close(fd);
+		return LFS_EX_FAIL;
+	}
+	c.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	c.has_mnt_id = stx.stx_mask & STATX_MNT_ID;
+	c.mnt_id = stx.stx_mnt_id;
+	err = lfs_commit_walk(&c, fd);
+	if (err == -ENOMEM) {
+		fprintf(stderr, "%s: out of memory\n", m->prog);
+		return LFS_EX_SYSERR;
+	}
+	if (m->verbose)
+		fprintf(stderr, "%s: %s: %zu regular files in %zu directories; linked up: %zu; failed: %zu\n",
+			m->prog, target, c.nr_files, c.nr_dirs, c.nr_linked,
+			c.nr_failed);
+	if (c.status != LFS_EX_OK)
+		return c.status;
+	return c.nr_failed || err ? LFS_EX_FAIL : LFS_EX_OK;
+}
+
+/* --commit takes one operand, and of the options only -v and -N. */
+static int lfs_commit_usage(const struct lfs_mount *m, int nr_pos)
+{
+	if (nr_pos != 1) {
+		fprintf(stderr, "%s: --commit takes one MOUNTPOINT\n", m->prog);
+		return -EINVAL;
+	}
+	if (m->nr_param || m->nr_lower || m->attr_clr || m->remount ||
+	    m->fake || m->dry_run || m->sloppy) {
+		fprintf(stderr, "%s: --commit takes no layers, options, -f, -s or --dry-run: it mounts nothing\n",
+			m->prog);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -746,6 +1178,7 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "fake", no_argument, NULL, 'f' },
 		{ "dry-run", no_argument, NULL, 'D' },
+		{ "commit", no_argument, NULL, 'C' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -799,6 +1232,9 @@ int main(int argc, char **argv)
 		case 'D':
 			m.dry_run = true;
 			break;
+		case 'C':
+			m.commit = true;
+			break;
 		case 'n':	/* no mtab: there is none to write */
 		case 't':	/* mount(8)'s type.subtype: we are layerfs */
 			break;
@@ -827,17 +1263,23 @@ int main(int argc, char **argv)
 	}
 
 	if (nr_pos == 0) {
-		lfs_usage(stderr, m.prog);
+		if (m.commit)
+			lfs_commit_usage(&m, nr_pos);
+		else
+			lfs_usage(stderr, m.prog);
 		return LFS_EX_USAGE;
 	}
 	target = pos[nr_pos - 1];
 	if (nr_pos == 2)
 		source = pos[0];
-	if (!m.remount && !m.nr_lower) {
+	if (m.commit) {
+		if (lfs_commit_usage(&m, nr_pos))
+			return LFS_EX_USAGE;
+	} else if (!m.remount && !m.nr_lower) {
 		fprintf(stderr, "%s: no lower layer given\n", m.prog);
 		return LFS_EX_FAIL;
 	}
-	if (!m.remount && lfs_default_whiteout(&m)) {
+	if (!m.commit && !m.remount && lfs_default_whiteout(&m)) {
 		fprintf(stderr, "%s: out of memory\n", m.prog);
 		return LFS_EX_SYSERR;
 	}
@@ -855,6 +1297,8 @@ int main(int argc, char **argv)
 		if (lfs_enter_ns(&m))
 			return LFS_EX_FAIL;
 	}
+	if (m.commit)
+		return lfs_commit(&m, target);
 	return m.remount ? lfs_remount(&m, target) :
 			   lfs_mount_new(&m, source, target);
 }

@@ -46,6 +46,8 @@
  *                                in DIR; one result line each (see cmd_ops())
  *   lfs-probe race N FILE        N processes open FILE for write at once and
  *                                each writes one byte at offset i
+ *   lfs-probe linkup FILE...     LFS_IOC_LINK_UP on each FILE, opened for
+ *                                reading: "FILE: 0", "FILE: 1" or the errno
  *   lfs-probe idmap SRC DST      bind SRC at DST as an idmapped mount that
  *                                shows ids 0-65535 as 100000-165535
  */
@@ -2534,6 +2536,26 @@ static int cmd_mount2(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_linkup(int argc, char **argv)
+{
+	int i, fd, ret;
+
+	for (i = 0; i < argc; i++) {
+		fd = open(argv[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0) {
+			printf("%s: open %s\n", argv[i], strerrorname_np(errno));
+			continue;
+		}
+		ret = ioctl(fd, LFS_IOC_LINK_UP);
+		if (ret < 0)
+			printf("%s: %s\n", argv[i], strerrorname_np(errno));
+		else
+			printf("%s: %d\n", argv[i], ret);
+		close(fd);
+	}
+	return 0;
+}
+
 /* write @map to /proc/@pid/@file */
 static int idmap_write(pid_t pid, const char *file, const char *map)
 {
@@ -2621,7 +2643,7 @@ static int cmd_idmap(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: lfs-probe dino|seekdir|fileops|writecalls|stat|mktree|dump|meta|flatten|ops|race|idmap ARGS\n");
+		fprintf(stderr, "usage: lfs-probe dino|seekdir|fileops|writecalls|stat|mktree|dump|meta|flatten|ops|race|idmap|linkup ARGS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "dino"))
@@ -2650,6 +2672,8 @@ int main(int argc, char **argv)
 		return cmd_race(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "idmap"))
 		return cmd_idmap(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "linkup"))
+		return cmd_linkup(argc - 2, argv + 2);
 	fprintf(stderr, "lfs-probe: unknown command %s\n", argv[1]);
 	return 2;
 }

@@ -9,9 +9,13 @@
 #define _UAPI_LAYERFS_H
 
 #include <linux/types.h>
+#include <linux/ioctl.h>
 
 /* the filesystem type name given to mount(2) and fsopen(2) */
 #define LFS_FSTYPE			"layerfs"
+
+/* statfs(2)'s f_type of a layerfs mount: "layf" */
+#define LFS_SUPER_MAGIC			0x6c617966
 
 /* xattr namespace of every layerfs marker; hidden from readers */
 #define LFS_XATTR_PREFIX		"trusted.overlay."
@@ -113,6 +117,21 @@ struct lfs_origin {
 #define LFS_WHITEOUT_NATIVE_NAME	"native"
 #define LFS_WHITEOUT_CHARDEV_NAME	"chardev"
 #define LFS_WHITEOUT_AUFS_NAME		"aufs"
+
+/*
+ * ioctl on an open regular file of a writable layerfs mount, for a caller
+ * with CAP_SYS_ADMIN: when the name shows a copy that the upper layer holds
+ * only under other names or in the hard-link index (a lower file with
+ * several names, changed through another one), give this name its own
+ * link to the copy, as a change through it would.  The mount shows no
+ * change but what copying up its parents does (a merged directory's link
+ * count and size).  Done for every name before the upper layer becomes a
+ * lower one (layerfs-mount --commit), it makes the upper layer hold every
+ * name of every file the mount changed.  Returns 1 if the name was linked
+ * up, 0 if there was nothing to do; EPERM without CAP_SYS_ADMIN, EROFS on
+ * a read-only mount.
+ */
+#define LFS_IOC_LINK_UP			_IO('l', 0x01)
 
 /* the most lower layers one mount may stack */
 #define LFS_MAX_LAYERS			4096

@@ -142,3 +142,83 @@ lfs_helper_layers() {
 	# outside the namespace nothing changed
 	[ ! -e /sbin/mount.layerfs ]
 }
+
+# commit_deep DIR N make|append|check: under DIR, N nested directories
+# "dir" (deeper than a path can name: PATH_MAX is 4096) with, at the
+# bottom, x and its hard link y (make); append to x; or print whether y
+# is x and what it holds (check).  Perl walks it one chdir at a time.
+commit_deep() {
+	perl -e '
+		my ($dir, $n, $cmd) = @ARGV;
+		chdir $dir or die "$dir: $!\n";
+		for (1 .. $n) {
+			$cmd ne "make" or mkdir "dir" or die "mkdir: $!\n";
+			chdir "dir" or die "chdir: $!\n";
+		}
+		if ($cmd eq "make") {
+			open(my $f, ">", "x") or die "x: $!\n";
+			print $f "old\n";
+			close $f or die;
+			link "x", "y" or die "link: $!\n";
+		} elsif ($cmd eq "append") {
+			open(my $f, ">>", "x") or die "x: $!\n";
+			print $f "more\n";
+			close $f or die "x: $!\n";
+		} else {
+			my @x = stat "x" or die "x: $!\n";
+			my @y = stat "y" or die "y: $!\n";
+			open(my $f, "<", "y") or die "y: $!\n";
+			local $/;
+			my $c = <$f>;
+			$c =~ s/\n/ /g;
+			print $x[1] == $y[1] ? "y is x: " : "y is not x: ", $c, "\n";
+		}' "$@"
+}
+
+@test "--commit links up names only on the root of a writable layerfs mount; it walks a hostile tree by descriptor, past PATH_MAX, opening no fifo or device and following no symlink or mount" {
+	lfs_workdir tmpfs
+	mktree "$WORK" <<-EOF
+		f L/f f
+		p L/fifo
+		c L/null 1 3
+		l L/passwd /etc/passwd
+		l L/etc /etc
+		d L/sub
+	EOF
+	commit_deep "$WORK/L" 1100 make
+	mkdir "$WORK/u" "$WORK/w"
+	"$LFS_MOUNT" -o "lowerdir=$WORK/L,upperdir=$WORK/u,workdir=$WORK/w" "$WORK/mnt"
+	# another mount inside: its files are not layerfs's
+	mount -t tmpfs tmpfs "$WORK/mnt/sub"
+	echo x >"$WORK/mnt/sub/other"
+	commit_deep "$WORK/mnt" 1100 append
+	# what is not the root of a layerfs mount
+	run "$LFS_MOUNT" --commit "$WORK/mnt/sub"
+	[ "$status" = 1 ]
+	[ "$output" = "layerfs-mount: $WORK/mnt/sub: not a layerfs mount (filesystem type 0x1021994)" ]
+	run "$LFS_MOUNT" --commit "$WORK/mnt/dir"
+	[ "$status" = 1 ]
+	[ "$output" = "layerfs-mount: $WORK/mnt/dir: not the root of a layerfs mount: a commit walks the whole mount" ]
+	run "$LFS_MOUNT" --commit "$WORK/mnt/f"
+	[ "$status" = 1 ]
+	[ "$output" = "layerfs-mount: $WORK/mnt/f: Not a directory" ]
+	# the ioctl wants CAP_SYS_ADMIN: the walk stops at the first file
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$LFS_MOUNT" --commit "$WORK/mnt"
+	[ "$status" = 1 ]
+	[[ ${lines[0]} == "layerfs-mount: $WORK/mnt/"*": linking up: Operation not permitted (needs CAP_SYS_ADMIN)" ]]
+	[ "${#lines[@]}" = 1 ]
+	# an ioctl that reached the fifo, /dev/null, /etc/passwd or the
+	# tmpfs file would fail (ENOTTY) and the exit status say so
+	run "$LFS_MOUNT" --commit -v "$WORK/mnt"
+	echo "$output"
+	[ "$status" = 0 ]
+	[ "$output" = "layerfs-mount: $WORK/mnt: 3 regular files in 1101 directories; linked up: 1; failed: 0" ]
+	run commit_deep "$WORK/u" 1100 check
+	[ "$status" = 0 ]
+	[ "$output" = "y is x: old more " ]
+	# read-only: refused before the walk
+	"$LFS_MOUNT" none "$WORK/mnt" -o remount,ro
+	run "$LFS_MOUNT" --commit "$WORK/mnt"
+	[ "$status" = 32 ]
+	[ "$output" = "layerfs-mount: $WORK/mnt: mounted read-only: no name can be linked up" ]
+}

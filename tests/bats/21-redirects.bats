@@ -327,3 +327,112 @@ rotate() {
 		[ "$status" = 0 ] || { echo "# $fs: $output"; false; }
 	done
 }
+
+# A lower file with three names in two directories, and plain files.
+COMMIT_LAYERS='
+f L1/d1/a old
+h L1/d1/b L1/d1/a
+h L1/d2/c L1/d1/a
+f L1/d2/plain p
+f L1/d3/other o
+'
+
+# commit_rotate UNLINK: through a writable mount of L1, append to d1/a
+# (and with UNLINK=1 remove it); layerfs-mount --commit must change
+# nothing the mount shows, directories' times included, but what a
+# directory's copy-up changes by design (dump -x dirs: a merged
+# directory's link count is 1, its size its upper part's).  Then the upper,
+# without its work directory (and the hard-link index in it), is mounted
+# as the top lower layer: the same tree, the change under every name.
+commit_rotate() {
+	local files=5 ro=$WORK/rot
+	mkdir "$WORK/u" "$WORK/w" "$ro"
+	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w" ||
+		return 1
+	echo more >>"$WORK/mnt/d1/a" || return 1
+	if [ "$1" = 1 ]; then
+		rm "$WORK/mnt/d1/a" || return 1
+		files=4
+	fi
+	[ "$(cat "$WORK/mnt/d2/c")" = oldmore ] || return 1
+	"$PROBE" dump -x dirs,blocks "$WORK/mnt" >"$WORK/before" || return 1
+	run "$LFS_MOUNT" --commit -v "$WORK/mnt"
+	echo "$output"
+	[ "$status" = 0 ] || return 1
+	[ "$output" = "layerfs-mount: $WORK/mnt: $files regular files in 4 directories; linked up: 2; failed: 0" ] ||
+		return 1
+	"$PROBE" dump -x dirs,blocks "$WORK/mnt" >"$WORK/after" || return 1
+	diff -u "$WORK/before" "$WORK/after" || return 1
+	# once is enough
+	run "$LFS_MOUNT" --commit -v "$WORK/mnt"
+	[ "$status" = 0 ] || return 1
+	[[ $output == *"; linked up: 0; failed: 0" ]] || return 1
+	[ "$WORK/u/d1/b" -ef "$WORK/u/d2/c" ] || return 1
+	umount "$WORK/mnt" || return 1
+	rm -rf "$WORK/w" || return 1
+	mount -t layerfs none "$ro" -o "lowerdir=$WORK/u:$WORK/L1" || return 1
+	"$PROBE" dump -x dirs,blocks "$ro" >"$WORK/rotated" || return 1
+	diff -u "$WORK/before" "$WORK/rotated" || return 1
+	[ "$(cat "$ro/d1/b")" = oldmore ] || return 1
+	[ "$(stat -c %h "$ro/d2/c")" = $((files - 2)) ]
+}
+
+@test "rotate after layerfs-mount --commit: every name of a lower file changed through one of them shows the change" {
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<"$COMMIT_LAYERS"
+	commit_rotate 0
+}
+
+@test "rotate after layerfs-mount --commit: also when the name the change went through is gone, upper on ext4" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<"$COMMIT_LAYERS"
+	commit_rotate 1
+}
+
+@test "LFS_IOC_LINK_UP: EPERM without CAP_SYS_ADMIN, 0 when the name needs nothing, EROFS on a read-only mount, which it leaves alone" {
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<"$COMMIT_LAYERS"
+	mkdir "$WORK/u" "$WORK/w" "$WORK/bind" "$WORK/ro"
+	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w"
+	echo more >>"$WORK/mnt/d1/a"
+	echo new >"$WORK/mnt/d3/new"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$PROBE" linkup "$WORK/mnt/d1/b"
+	[ "$status" = 0 ]
+	[ "$output" = "$WORK/mnt/d1/b: EPERM" ]
+	# a read-only bind mount of a writable layerfs, then the layerfs
+	# itself read-only
+	mount --bind "$WORK/mnt" "$WORK/bind"
+	mount -o remount,ro,bind "$WORK/bind"
+	run "$PROBE" linkup "$WORK/bind/d1/b" "$WORK/bind/d2/plain"
+	[ "$status" = 0 ]
+	[ "$output" = "$WORK/bind/d1/b: EROFS
+$WORK/bind/d2/plain: EROFS" ]
+	"$LFS_MOUNT" none "$WORK/mnt" -o remount,ro
+	run "$PROBE" linkup "$WORK/mnt/d1/b" "$WORK/mnt/d2/c"
+	[ "$status" = 0 ]
+	[ "$output" = "$WORK/mnt/d1/b: EROFS
+$WORK/mnt/d2/c: EROFS" ]
+	run "$LFS_MOUNT" --commit "$WORK/mnt"
+	[ "$status" = 32 ]
+	[ "$output" = "layerfs-mount: $WORK/mnt: mounted read-only: no name can be linked up" ]
+	[ ! -e "$WORK/u/d1/b" ]
+	[ ! -e "$WORK/u/d2" ]
+	"$LFS_MOUNT" none "$WORK/mnt" -o remount,rw
+	# a lower file with one name, a name with its own copy, an upper
+	# file: nothing to do; d1/b once, then it has its own link
+	run "$PROBE" linkup "$WORK/mnt/d2/plain" "$WORK/mnt/d1/a" "$WORK/mnt/d3/new" \
+		"$WORK/mnt/d1/b" "$WORK/mnt/d1/b"
+	[ "$status" = 0 ]
+	[ "$output" = "$WORK/mnt/d2/plain: 0
+$WORK/mnt/d1/a: 0
+$WORK/mnt/d3/new: 0
+$WORK/mnt/d1/b: 1
+$WORK/mnt/d1/b: 0" ]
+	[ "$WORK/u/d1/a" -ef "$WORK/u/d1/b" ]
+	[ ! -e "$WORK/u/d2" ]
+	# a mount of read-only layers
+	mount -t layerfs none "$WORK/ro" -o "lowerdir=$WORK/u:$WORK/L1"
+	run "$PROBE" linkup "$WORK/ro/d2/c"
+	[ "$status" = 0 ]
+	[ "$output" = "$WORK/ro/d2/c: EROFS" ]
+}

@@ -226,3 +226,27 @@ setup() {
 	[ "$status" = 0 ]
 	[[ $output != *whiteout* ]]
 }
+
+@test "--commit takes one mount point and no layers or mount options; it refuses what is not layerfs" {
+	run "$M" --commit
+	[ "$status" = 1 ]
+	[ "$output" = "layerfs-mount: --commit takes one MOUNTPOINT" ]
+	run "$M" --commit /a /b
+	[ "$status" = 1 ]
+	[ "$output" = "layerfs-mount: --commit takes one MOUNTPOINT" ]
+	for opts in "-o lowerdir=/a" "-l /a" "-o ro" "-r" "-o remount" "-f" "-s" "--dry-run"; do
+		# shellcheck disable=SC2086
+		run "$M" --commit $opts /mnt
+		[ "$status" = 1 ]
+		[ "$output" = "layerfs-mount: --commit takes no layers, options, -f, -s or --dry-run: it mounts nothing" ]
+	done
+	run "$M" --commit /nonexistent
+	[ "$status" = 1 ]
+	[ "$output" = "layerfs-mount: /nonexistent: No such file or directory" ]
+	run "$M" --commit "$BATS_TEST_TMPDIR"
+	[ "$status" = 1 ]
+	[[ $output == "layerfs-mount: $BATS_TEST_TMPDIR: not a layerfs mount (filesystem type 0x"*")" ]]
+	run "$M" --help
+	[ "$status" = 0 ]
+	[[ $output == *"--commit [-v] [-N NS] MOUNTPOINT"* ]]
+}

@@ -118,14 +118,21 @@ deep/bottom
 REDIRECT_ABSENT='new/hidden old c1 c2/not-this z/not-this o2/not-this
 o3/not-this w2/not-this q/r/not-this self/no'
 
+# redirect_mounts LFS_OPTS OVL_MODE: REDIRECT_LAYERS built under $WORK and
+# mounted read-only by layerfs at $WORK/mnt (with LFS_OPTS, if any) and by
+# overlay at $WORK/ovl with redirect_dir=OVL_MODE
+redirect_mounts() {
+	local lowers=$WORK/L0:$WORK/L1:$WORK/L2:$WORK/L3
+	mktree "$WORK" <<<"$REDIRECT_LAYERS" || return 1
+	mkdir "$WORK/ovl" || return 1
+	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$lowers${1:+,$1}" || return 1
+	mount -t overlay none "$WORK/ovl" -o "lowerdir=$lowers,redirect_dir=$2"
+}
+
 @test "redirects in lower layers are followed, absolute and relative, as overlay follows them" {
 	lfs_workdir tmpfs
-	mktree "$WORK" <<<"$REDIRECT_LAYERS"
-	mkdir "$WORK/ovl"
-	lowers=$WORK/L0:$WORK/L1:$WORK/L2:$WORK/L3
-	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$lowers"
 	# this kernel's overlay follows redirects only when told to
-	mount -t overlay none "$WORK/ovl" -o "lowerdir=$lowers,redirect_dir=follow"
+	redirect_mounts "" follow
 
 	"$PROBE" dump -x dirs "$WORK/ovl" >"$WORK/ovl.dump"
 	"$PROBE" dump -x dirs "$WORK/mnt" >"$WORK/lfs.dump"
@@ -308,11 +315,7 @@ rotate() {
 
 @test "redirect_dir=nofollow refuses every redirect (EPERM), as overlay does, and the rest still reads" {
 	lfs_workdir tmpfs
-	mktree "$WORK" <<<"$REDIRECT_LAYERS"
-	mkdir "$WORK/ovl"
-	lowers=$WORK/L0:$WORK/L1:$WORK/L2:$WORK/L3
-	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$lowers,redirect_dir=nofollow"
-	mount -t overlay none "$WORK/ovl" -o "lowerdir=$lowers,redirect_dir=nofollow"
+	redirect_mounts redirect_dir=nofollow nofollow
 	grep -q " $WORK/mnt layerfs .*,redirect_dir=nofollow" /proc/mounts
 	for fs in mnt ovl; do
 		run "$PROBE" ops "$WORK/$fs" <<-'EOF'

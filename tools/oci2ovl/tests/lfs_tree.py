@@ -81,6 +81,7 @@ def entry(rel, path, st, ident):
     e = {"path": rel, "type": t, "mode": "%04o" % stat.S_IMODE(st.st_mode),
          "uid": st.st_uid, "gid": st.st_gid, "size": "-", "sha256": "-",
          "linkname": "-", "rdev": "-", "xattrs": xattrs(path),
+         "mtime": st.st_mtime_ns // 10**9,
          "ident": ident if (t != "dir" and st.st_nlink > 1) else None}
     if t == "reg":
         e["size"] = st.st_size
@@ -511,6 +512,7 @@ def gen_corpus(out):
         os.mkfifo(p)
     case("fifo-blob", [base], "fail", "cannot open blob", post=fifo_blob)
 
+    __import__("corpus_tree").cases(case)
     # multi-platform: amd64 and arm64 differ in /arch
     d = layout(out, "multi-platform", None)
     amd = image(d, [tar([ti("arch", data=b"amd64\n")])])

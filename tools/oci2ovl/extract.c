@@ -771,6 +771,9 @@ static int lfs_resolve(struct lfs_xstate *x, const char *path,
 		close(w->fd);
 		w->fd = -1;
 	}
+	if (err < 0 && err != -LFS_EREFUSED &&
+	    !(mode == LFS_RES_LOOKUP && err == -ENOENT))
+		err = lfs_entry_err(x, raw, "resolve parent", err);
 	return err;
 }
 

@@ -454,6 +454,9 @@ diff_check() {
 DIFF_BUDGET=${DIFF_BUDGET:-30}
 DIFF_SEEDS=${DIFF_SEEDS:-}
 DIFF_SEED_FROM=${DIFF_SEED_FROM:-}
+# the one upper filesystem whose seeds run (vm/diff-long.sh: one guest
+# each), when set
+DIFF_ONLY=${DIFF_ONLY:-}
 
 # diff_budget FS SEED0: diff_seed for seeds SEED0, SEED0 + 1, ..., upper
 # and work directories on FS, each on stack 64 for one seed in ten
@@ -461,11 +464,15 @@ DIFF_SEED_FROM=${DIFF_SEED_FROM:-}
 # seed fits in $DIFF_BUDGET seconds by the mean time of those before (one
 # seed at least), or $DIFF_SEEDS seeds when set.  A failing seed does not
 # stop the others: the seeds that failed are listed at the end, the
-# differences of the first five shown.  Then diff_done.
+# differences of the first five shown.  Then diff_done.  With DIFF_SEEDS
+# set, the count of seeds run also goes to the TAP stream (fd 3), which
+# shows it for a test that passed.  Skips when DIFF_ONLY names another
+# filesystem than FS.
 diff_budget() {
 	local seed=${DIFF_SEED_FROM:-$2} n start=$SECONDS ran=0 failed=() out
 	local -A diff_ok=() used=()
 	local lw uw
+	[ -z "$DIFF_ONLY" ] || [ "$DIFF_ONLY" = "$1" ] || skip "DIFF_ONLY=$DIFF_ONLY"
 	diff_dirs "$1"
 	out=$lw/seed.out
 	while :; do
@@ -487,7 +494,9 @@ diff_budget() {
 		seed=$((seed + 1))
 		ran=$((ran + 1))
 	done
-	echo "# $ran seeds from ${DIFF_SEED_FROM:-$2} in $((SECONDS - start)) s, on stacks ${!used[*]}"
+	echo "# $ran seeds from ${DIFF_SEED_FROM:-$2} in $((SECONDS - start)) s, on stacks ${!used[*]}," \
+		"${#failed[@]} failed" | tee "$lw/seeds.count"
+	[ -z "$DIFF_SEEDS" ] || echo "# $1: $(<"$lw/seeds.count")" >&3
 	[ ${#failed[@]} = 0 ] || { echo "# seeds that failed: ${failed[*]}"; return 1; }
 	local DIFF_XDIR=
 	((ran < 10)) || DIFF_XDIR=1

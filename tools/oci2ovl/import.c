@@ -95,7 +95,7 @@ int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
 	err = lfs_store_set_format(st, o->fmt);
 	if (err) {
 		lfs_err("store %s holds %s layers; use another store for %s",
-			st->path, lfs_whiteout_fmt_name(st->fmt),
+			lfs_esc(st->path), lfs_whiteout_fmt_name(st->fmt),
 			lfs_whiteout_fmt_name(o->fmt));
 		goto out;
 	}
@@ -125,7 +125,8 @@ int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
 	if (!err)
 		err = lfs_store_write_image(st, o->name, &img);
 	if (err && err != -LFS_EREFUSED)
-		lfs_err("import %s:%s: %s", layout_dir, tag, strerror(-err));
+		lfs_err("import %s:%s: %s", lfs_esc(layout_dir), lfs_esc(tag),
+			strerror(-err));
 out:
 	lfs_image_release(&img);
 	return err;

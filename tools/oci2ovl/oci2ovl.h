@@ -91,6 +91,7 @@ void lfs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int lfs_refuse(const char *layer, const char *entry, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 char *lfs_escape_name(const char *s, char *buf, size_t len);
+const char *lfs_esc(const char *s);
 int lfs_parse_size(const char *s, uint64_t *out);
 bool lfs_valid_image_name(const char *name);
 int lfs_rm_tree_at(int dirfd, const char *name);

@@ -288,11 +288,12 @@ diff_root_attrs() {
 # groups split by the index (diff_split), which layerfs links up before
 # (diff_commit).  Then a further script of $DIFF_ROT_STEPS
 # operations (gen seed SEED + 1000000, over the tree as it now is) runs
-# on it and on a plain copy of it (cp -a): same step log, same final
-# tree, overlay's split groups left out.  The old upper must not change.
+# on it and on the plain tree of the first run ($s.ref; where groups were
+# split, a copy of the mount): same step log, same final tree, overlay's
+# split groups left out.  The old upper must not change.
 diff_rotate() {
 	local n=$1 seed=$2 t=$3 s=$lw/s$2 m=$uw/mnt$2 up=$uw/upper$2 bad=0 flags=()
-	local nu=$uw/rot$2.upper nsplit f
+	local nu=$uw/rot$2.upper nsplit f ref2
 	[ -n "$DIFF_EXCLUDE" ] && flags=(-x "$DIFF_EXCLUDE")
 	mkdir "$nu" "$uw/rot$seed.work" || return 1
 	diff_root_attrs "$up" "$nu" || return 1
@@ -316,11 +317,19 @@ diff_rotate() {
 	"$OPSEQ" dump -r "$up" >"$s.layer.kept" || return 1
 	diff_mount "$m" "$nu" "$uw/rot$seed.work" "$up:$(diff_lowers "$n")" || return 1
 	"$OPSEQ" dump "${DIFF_K[@]}" -T "$t" "$m" >"$s.rot.dump" || bad=1
-	# overlay: cp finds the whiteouts it lists gone (see DIFF_K)
-	cp -a "$m" "$s.ref2" || [ "$LFS_FSTYPE" = overlay ] || bad=1
-	"$OPSEQ" gen "${flags[@]}" "$((seed + 1000000))" "$DIFF_ROT_STEPS" "@$s.ref2" \
+	# The plain tree the further script runs on: the first run's, which
+	# the mount showed before and after the rotation (the dumps compared
+	# below); where groups were split, a copy of the rotated mount, whose
+	# split names show the lower file again (overlay: cp finds the
+	# whiteouts it lists gone, see DIFF_K)
+	ref2=$s.ref
+	if ((nsplit > 0)); then
+		ref2=$s.ref2
+		cp -a "$m" "$ref2" || [ "$LFS_FSTYPE" = overlay ] || bad=1
+	fi
+	"$OPSEQ" gen "${flags[@]}" "$((seed + 1000000))" "$DIFF_ROT_STEPS" "@$ref2" \
 		"${DIFF_HIDDEN[@]}" >"$s.rot.script" || bad=1
-	"$OPSEQ" run -D "$s.ref2.dump" -T "$t" "$s.ref2" <"$s.rot.script" >"$s.ref2.log" || bad=1
+	"$OPSEQ" run -D "$s.ref2.dump" -T "$t" "$ref2" <"$s.rot.script" >"$s.ref2.log" || bad=1
 	"$OPSEQ" run "${DIFF_K[@]}" -D "$s.rot2.dump" -T "$t" "$m" <"$s.rot.script" \
 		>"$s.rot2.log" || bad=1
 	umount "$m" || return 1

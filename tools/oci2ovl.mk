@@ -14,7 +14,8 @@ OCI2OVL_DIR := tools/oci2ovl
 OCI2OVL_OBJDIR := build/oci2ovl
 OCI2OVL_LIBSRC := util.c digest.c path.c whiteout.c pathset.c extract.c \
 	layout.c store.c import.c mount.c
-OCI2OVL_TESTS := test_path test_whiteout test_digest test_extract
+OCI2OVL_TESTS := test_path test_whiteout test_digest test_extract \
+	test_pathset
 
 OCI2OVL_PKGS := libarchive jansson libcrypto
 OCI2OVL_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. \

@@ -207,14 +207,15 @@ static int lfs_open_parent(struct lfs_xstate *x, const char *path,
 			   const char *raw, bool create)
 {
 	char pre[PATH_MAX + 1];
-	const char *p;
+	const char *p, *c;
+	size_t node = LFS_PATHSET_ROOT;
 	int fd, nfd, kind, err;
 	bool slow = false;
 
 	/* fast path: every parent is a directory this layer has */
-	for (p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
-		snprintf(pre, sizeof(pre), "%.*s", (int)(p - path), path);
-		kind = lfs_pathset_lookup(x->set, pre);
+	for (c = path; (p = strchr(c, '/')); c = p + 1) {
+		node = lfs_pathset_child(x->set, node, c, p - c);
+		kind = lfs_pathset_kind(x->set, node);
 		if (kind == LFS_NODE_DIR || kind == LFS_NODE_IMPLICIT_DIR)
 			continue;
 		if (kind == LFS_NODE_FILE || kind == LFS_NODE_SYMLINK)
@@ -237,17 +238,15 @@ static int lfs_open_parent(struct lfs_xstate *x, const char *path,
 	fd = lfs_openat2(x->rootfd, ".", O_PATH | O_DIRECTORY, 0);
 	if (fd < 0)
 		return fd;
-	for (p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
-		const char *name;
+	node = LFS_PATHSET_ROOT;
+	for (c = path; (p = strchr(c, '/')); c = p + 1) {
+		size_t parent = node;
 		char comp[NAME_MAX + 1];
 
-		snprintf(pre, sizeof(pre), "%.*s", (int)(p - path), path);
-		name = strrchr(pre, '/');
-		name = name ? name + 1 : pre;
 		/* components are at most NAME_MAX (path.c) */
-		memcpy(comp, name, strnlen(name, NAME_MAX));
-		comp[strnlen(name, NAME_MAX)] = '\0';
-		kind = lfs_pathset_lookup(x->set, pre);
+		snprintf(comp, sizeof(comp), "%.*s", (int)(p - c), c);
+		node = lfs_pathset_child(x->set, parent, c, p - c);
+		kind = lfs_pathset_kind(x->set, node);
 		err = 0;
 		if (kind == LFS_NODE_WHITEOUT) {
 			/* a whited-out name re-created as a directory */
@@ -260,8 +259,8 @@ static int lfs_open_parent(struct lfs_xstate *x, const char *path,
 				err = -errno;
 		}
 		if (!err && kind != LFS_NODE_DIR)
-			err = lfs_pathset_set(x->set, pre,
-					      LFS_NODE_IMPLICIT_DIR);
+			err = lfs_pathset_add(x->set, parent, c, p - c,
+					      LFS_NODE_IMPLICIT_DIR, &node);
 		if (err) {
 			close(fd);
 			return lfs_entry_err(x, raw, "create parent", err);
@@ -578,12 +577,12 @@ static int lfs_update_dir(struct lfs_xstate *x, struct archive_entry *ae,
 /* is a parent of @path a regular file, device or fifo of this layer? */
 static bool lfs_under_file(struct lfs_xstate *x, const char *path)
 {
-	char pre[PATH_MAX + 1];
-	const char *p;
+	size_t node = LFS_PATHSET_ROOT;
+	const char *p, *c;
 
-	for (p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
-		snprintf(pre, sizeof(pre), "%.*s", (int)(p - path), path);
-		if (lfs_pathset_lookup(x->set, pre) == LFS_NODE_FILE)
+	for (c = path; (p = strchr(c, '/')); c = p + 1) {
+		node = lfs_pathset_child(x->set, node, c, p - c);
+		if (lfs_pathset_kind(x->set, node) == LFS_NODE_FILE)
 			return true;
 	}
 	return false;

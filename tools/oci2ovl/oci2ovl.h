@@ -135,6 +135,10 @@ enum lfs_node_kind {
 	LFS_NODE_WHITEOUT, /* a whiteout this layer wrote */
 };
 
+/* nodes of a pathset: the root (""), and "no such node" */
+#define LFS_PATHSET_ROOT ((size_t)0)
+#define LFS_PATHSET_NONE ((size_t)-1)
+
 struct lfs_pathset;
 struct lfs_pathset *lfs_pathset_new(void);
 void lfs_pathset_free(struct lfs_pathset *set);
@@ -142,6 +146,11 @@ int lfs_pathset_lookup(const struct lfs_pathset *set, const char *path);
 int lfs_pathset_set(struct lfs_pathset *set, const char *path,
 		    enum lfs_node_kind kind);
 size_t lfs_pathset_count(const struct lfs_pathset *set);
+size_t lfs_pathset_child(const struct lfs_pathset *set, size_t node,
+			 const char *name, size_t len);
+int lfs_pathset_kind(const struct lfs_pathset *set, size_t node);
+int lfs_pathset_add(struct lfs_pathset *set, size_t node, const char *name,
+		    size_t len, enum lfs_node_kind kind, size_t *child);
 
 /* extract.c */
 struct lfs_progress {

@@ -152,6 +152,29 @@ int lfs_pathset_kind(const struct lfs_pathset *set, size_t node);
 int lfs_pathset_add(struct lfs_pathset *set, size_t node, const char *name,
 		    size_t len, enum lfs_node_kind kind, size_t *child);
 
+/* gzip.c: gzip members, checked to the last byte */
+struct lfs_gzip;
+struct lfs_gzip *lfs_gzip_new(void);
+void lfs_gzip_free(struct lfs_gzip *z);
+ssize_t lfs_gzip_read(struct lfs_gzip *z, void *out, size_t len,
+		      ssize_t (*fill)(void *ctx, const void **buf), void *ctx,
+		      const char **why);
+
+/* tarframe.c: the block structure of a tar stream, read on its own */
+struct lfs_tar_frame {
+	uint64_t start; /* offset of its first header (extensions included) */
+	uint64_t size; /* data bytes its headers declare */
+	char type; /* the type flag of its main header */
+};
+
+struct lfs_tarframe;
+struct lfs_tarframe *lfs_tarframe_new(void);
+void lfs_tarframe_free(struct lfs_tarframe *t);
+void lfs_tarframe_feed(struct lfs_tarframe *t, const void *buf, size_t len);
+int lfs_tarframe_entry(struct lfs_tarframe *t, uint64_t pos,
+		       struct lfs_tar_frame *f, const char **rule);
+int lfs_tarframe_finish(struct lfs_tarframe *t, const char **rule);
+
 /* extract.c */
 struct lfs_progress {
 	unsigned int index; /* 1-based layer number */

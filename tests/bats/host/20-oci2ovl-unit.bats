@@ -42,3 +42,7 @@ lfs_suite() {
 @test "unit: the path set, a tree of components, answers as a set of paths" {
 	lfs_suite test_pathset
 }
+
+@test "unit: the tar structure read on its own agrees with libarchive's" {
+	lfs_suite test_tarframe
+}

@@ -15,10 +15,12 @@
  * reading; its diff_id is the digest of nothing).
  *
  * Before an entry touches the disk, its header is checked: owner ids are
- * at most 2^32 - 2 ((uid_t)-1 means "unchanged" to chown()), and a
- * header-only type declares no data. Paths are walked a component at a
- * time in the path set, so an entry costs the length of its path
- * whatever its depth.
+ * at most 2^32 - 2 ((uid_t)-1 means "unchanged" to chown()), a
+ * header-only type declares no data, and the entries, names and xattrs of
+ * the layer, and of the image so far, stay within --max-entries,
+ * --max-names and --max-xattrs. Paths are walked a component at a time
+ * in the path set, so an entry costs the length of its path whatever its
+ * depth.
  *
  * Each entry is confined to the layer root:
  *  - its name is normalised lexically (path.c): ".." is refused, "/" is
@@ -80,10 +82,12 @@ struct lfs_xstate {
 	struct lfs_tarframe *frame; /* the tar structure, read on its own */
 	struct lfs_sha256 *diff; /* over the decompressed stream */
 	uint64_t expanded; /* decompressed bytes so far */
-	bool over_limit; /* expanded passed max_bytes */
+	bool over_limit; /* expanded passed max_bytes (for the image: image_over) */
+	bool image_over;
 	bool stream_failed; /* outer reader reported an error */
 	bool not_gzip; /* ... because the blob is not gzip */
 	char stream_msg[256]; /* ... and what it said */
+	struct lfs_usage used; /* by this layer; its bytes are expanded */
 	struct lfs_pathset *set; /* what this layer created */
 	struct lfs_dir_time *dirs; /* times to set at the end */
 	size_t ndirs, capdirs;
@@ -143,12 +147,19 @@ static la_ssize_t lfs_blob_read(struct archive *a, void *data, const void **buf)
 	return r;
 }
 
-/* account for decompressed bytes: diff_id, expansion limit, tar structure */
+/*
+ * account for decompressed bytes: the diff_id, the expansion limit (of
+ * the layer and of the image), the tar structure
+ */
 static int lfs_account(struct lfs_xstate *x, const void *buf, size_t n)
 {
+	uint64_t before = x->o->image ? x->o->image->bytes : 0;
+
 	x->expanded += n;
-	if (x->expanded > x->o->lim.max_bytes) {
+	if (x->expanded > x->o->lim.max_bytes ||
+	    before + x->expanded > x->o->lim.max_bytes) {
 		x->over_limit = true;
+		x->image_over = x->expanded <= x->o->lim.max_bytes;
 		return -1;
 	}
 	lfs_sha256_update(x->diff, buf, n);
@@ -206,13 +217,14 @@ static la_ssize_t lfs_tar_read(struct archive *a, void *data, const void **buf)
 static int lfs_stream_error(struct lfs_xstate *x, const char *entry)
 {
 	if (x->over_limit)
-		return lfs_refuse(
-			x->o->layer_name, entry,
-			"layer expands beyond %llu bytes (--max-bytes)",
-			(unsigned long long)x->o->lim.max_bytes);
+		return lfs_refuse(x->o->layer_name, entry,
+				  "%s expands beyond %llu bytes (--max-bytes)",
+				  x->image_over ? "image" : "layer",
+				  (unsigned long long)x->o->lim.max_bytes);
 	if (x->not_gzip)
-		return lfs_refuse(x->o->layer_name, NULL,
-				  "blob is not gzip, not what its media type says");
+		return lfs_refuse(
+			x->o->layer_name, NULL,
+			"blob is not gzip, not what its media type says");
 	if (x->stream_failed)
 		return lfs_refuse(x->o->layer_name, entry,
 				  "bad compressed stream: %s", x->stream_msg);
@@ -434,7 +446,7 @@ static int lfs_apply_xattrs(struct lfs_xstate *x, struct archive_entry *ae,
 	if (!v)
 		return -ENOMEM;
 	for (i = 0; i < n && archive_entry_xattr_next(ae, &v[i].name, &v[i].val,
-						       &v[i].len) == ARCHIVE_OK;
+						      &v[i].len) == ARCHIVE_OK;
 	     i++)
 		;
 	n = i;
@@ -444,10 +456,10 @@ static int lfs_apply_xattrs(struct lfs_xstate *x, struct archive_entry *ae,
 			if (lfs_xattr_cmp(&v[i], &v[j]))
 				break;
 		if (j < n && !strcmp(v[j].name, v[i].name)) {
-			err = lfs_refuse(x->o->layer_name, raw,
-					 "xattr %s given twice, with different values",
-					 lfs_escape_name(v[i].name, ebuf,
-							 sizeof(ebuf)));
+			err = lfs_refuse(
+				x->o->layer_name, raw,
+				"xattr %s given twice, with different values",
+				lfs_escape_name(v[i].name, ebuf, sizeof(ebuf)));
 			break;
 		}
 		if (!v[i].len)
@@ -921,7 +933,24 @@ static const char *lfs_header_only_name(char type, struct archive_entry *ae)
 		return "fifo";
 	}
 	return archive_entry_filetype(ae) == AE_IFDIR ? "directory" :
-							 "hard link";
+							"hard link";
+}
+
+/* add @n to a total of the layer and of the image; refuse past @max */
+static int lfs_add_usage(struct lfs_xstate *x, const char *raw, uint64_t *used,
+			 uint64_t image, uint64_t n, uint64_t max,
+			 const char *what, const char *opt)
+{
+	*used += n;
+	if (*used > max)
+		return lfs_refuse(x->o->layer_name, raw,
+				  "more than %llu %s (%s)",
+				  (unsigned long long)max, what, opt);
+	if (image + *used > max)
+		return lfs_refuse(x->o->layer_name, raw,
+				  "more than %llu %s in the image (%s)",
+				  (unsigned long long)max, what, opt);
+	return 0;
 }
 
 /* an owner id chown() takes as one: (uid_t)-1 means "unchanged" */
@@ -929,32 +958,57 @@ static const char *lfs_header_only_name(char type, struct archive_entry *ae)
 
 /*
  * lfs_check_entry() - an entry's header, before the entry touches the disk:
- * its place in the tar structure, and its owner
+ * its place in the tar structure, its owner, and what it adds to the
+ * totals of the layer and the image
  */
 static int lfs_check_entry(struct lfs_xstate *x, struct archive_entry *ae)
 {
 	const struct lfs_extract_opts *o = x->o;
-	const char *raw = archive_entry_pathname(ae) ?: "", *rule;
+	const struct lfs_usage *img = o->image;
+	const char *raw = archive_entry_pathname(ae) ?: "", *rule, *name;
 	la_int64_t uid = archive_entry_uid(ae), gid = archive_entry_gid(ae);
+	uint64_t names, xattrs = 0;
 	struct lfs_tar_frame f;
+	const void *val;
+	size_t len;
+	int err;
 
 	if (lfs_tarframe_entry(x->frame, archive_read_header_position(x->inner),
 			       &f, &rule))
 		return lfs_refuse(o->layer_name, raw, "%s", rule);
-	if (f.size &&
-	    (archive_entry_hardlink(ae) || archive_entry_filetype(ae) != AE_IFREG))
+	if (f.size && (archive_entry_hardlink(ae) ||
+		       archive_entry_filetype(ae) != AE_IFREG))
 		return lfs_refuse(
 			o->layer_name, raw,
 			"%s entry declares %llu bytes of data, and its type has none",
 			lfs_header_only_name(f.type, ae),
 			(unsigned long long)f.size);
 	if (uid < 0 || uid > LFS_MAX_ID || gid < 0 || gid > LFS_MAX_ID)
-		return lfs_refuse(o->layer_name, raw,
-				  "%s %lld is out of range (0 to %lld)",
-				  uid < 0 || uid > LFS_MAX_ID ? "uid" : "gid",
-				  (long long)(uid < 0 || uid > LFS_MAX_ID ? uid : gid),
-				  (long long)LFS_MAX_ID);
-	return 0;
+		return lfs_refuse(
+			o->layer_name, raw,
+			"%s %lld is out of range (0 to %lld)",
+			uid < 0 || uid > LFS_MAX_ID ? "uid" : "gid",
+			(long long)(uid < 0 || uid > LFS_MAX_ID ? uid : gid),
+			(long long)LFS_MAX_ID);
+
+	names = strlen(raw) + strlen(archive_entry_symlink(ae) ?: "") +
+		strlen(archive_entry_hardlink(ae) ?: "");
+	archive_entry_xattr_reset(ae);
+	while (archive_entry_xattr_next(ae, &name, &val, &len) == ARCHIVE_OK)
+		xattrs += strlen(name) + len;
+	err = lfs_add_usage(x, raw, &x->used.entries, img ? img->entries : 0, 1,
+			    o->lim.max_entries, "entries", "--max-entries");
+	if (!err)
+		err = lfs_add_usage(x, raw, &x->used.names,
+				    img ? img->names : 0, names,
+				    o->lim.max_names, "bytes of entry names",
+				    "--max-names");
+	if (!err)
+		err = lfs_add_usage(x, raw, &x->used.xattrs,
+				    img ? img->xattrs : 0, xattrs,
+				    o->lim.max_xattrs, "bytes of xattrs",
+				    "--max-xattrs");
+	return err;
 }
 
 /**
@@ -971,7 +1025,6 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 	char got[LFS_DIGEST_LEN + 1];
 	struct archive_entry *ae;
 	struct lfs_xstate *x;
-	uint64_t nentries = 0;
 	const char *rule;
 	struct stat stb;
 	size_t i;
@@ -1015,16 +1068,14 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 		if (r == ARCHIVE_WARN)
 			lfs_warn("layer %s: %s", o->layer_name,
 				 archive_error_string(x->inner));
-		if (++nentries > o->lim.max_entries) {
-			err = lfs_refuse(
-				o->layer_name, archive_entry_pathname(ae),
-				"more than %llu entries (--max-entries)",
-				(unsigned long long)o->lim.max_entries);
-			goto out;
-		}
 		err = lfs_check_entry(x, ae);
 		if (!err)
 			err = lfs_extract_entry(x, ae);
+		if (!err && lfs_pathset_count(x->set) > o->lim.max_entries)
+			err = lfs_refuse(
+				o->layer_name, archive_entry_pathname(ae),
+				"more than %llu paths, with the parents they imply (--max-entries)",
+				(unsigned long long)o->lim.max_entries);
 		if (err)
 			goto out;
 	}
@@ -1047,6 +1098,12 @@ end_of_stream:
 	if (err)
 		lfs_err("layer %s: setting directory times: %s", o->layer_name,
 			strerror(-err));
+	if (!err && o->image) {
+		o->image->entries += x->used.entries;
+		o->image->bytes += x->expanded;
+		o->image->names += x->used.names;
+		o->image->xattrs += x->used.xattrs;
+	}
 	lfs_progress_show(x, true);
 out:
 	if (x->inner)

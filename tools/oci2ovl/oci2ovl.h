@@ -40,11 +40,24 @@
 /* "sha256:" + 64 hex digits */
 #define LFS_DIGEST_LEN (7 + LFS_SHA256_HEX)
 
-/* limits on one layer's contents, set by --max-* */
+/*
+ * limits on what an import unpacks, set by --max-*: each bounds every
+ * layer, and the sum over the layers of the image that one import unpacks
+ */
 struct lfs_limits {
-	uint64_t max_entries; /* tar entries per layer */
-	uint64_t max_bytes; /* decompressed tar stream bytes per layer */
-	uint64_t max_path; /* bytes of a normalised entry path */
+	uint64_t max_entries; /* tar entries; a layer's paths with their parents */
+	uint64_t max_bytes; /* decompressed tar stream bytes */
+	uint64_t max_path; /* bytes of a normalised entry path (one entry) */
+	uint64_t max_names; /* bytes of entry names and link targets */
+	uint64_t max_xattrs; /* bytes of xattr names and values */
+};
+
+/* what unpacking used so far, counted against struct lfs_limits */
+struct lfs_usage {
+	uint64_t entries; /* tar entries */
+	uint64_t bytes; /* decompressed tar stream bytes */
+	uint64_t names; /* bytes of entry names and link targets */
+	uint64_t xattrs; /* bytes of xattr names and values */
 };
 
 /* how whiteouts and opaque directories are written */
@@ -191,6 +204,8 @@ struct lfs_extract_opts {
 	const char *diff_id; /* expected, NULL: not checked */
 	enum lfs_compression comp;
 	struct lfs_progress *progress; /* NULL: none */
+	/* the image's layers unpacked so far, added to on success; NULL: none */
+	struct lfs_usage *image;
 };
 
 int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o);

@@ -172,8 +172,8 @@ static bool lfs_tf_pax(struct lfs_tarframe *t)
 
 		while (q < end && *q >= '0' && *q <= '9' && n <= t->paxlen)
 			n = n * 10 + (*q++ - '0');
-		if (q == p || q == end || *q != ' ' || n > (uint64_t)(end - p) ||
-		    n < (uint64_t)(q - p) + 2)
+		if (q == p || q == end || *q != ' ' ||
+		    n > (uint64_t)(end - p) || n < (uint64_t)(q - p) + 2)
 			return false;
 		rec_end = p + n;
 		if (rec_end[-1] != '\n')
@@ -222,7 +222,8 @@ static bool lfs_tf_push(struct lfs_tarframe *t, uint64_t size, char type)
 			t->qhead = 0;
 		} else {
 			size_t cap = t->qcap ? 2 * t->qcap : 64;
-			struct lfs_tar_frame *q = realloc(t->q, cap * sizeof(*q));
+			struct lfs_tar_frame *q =
+				realloc(t->q, cap * sizeof(*q));
 
 			if (!q)
 				return false;
@@ -361,7 +362,9 @@ void lfs_tarframe_feed(struct lfs_tarframe *t, const void *buf, size_t len)
 			return;
 		case LFS_TF_END:
 			if (!lfs_tf_zero(p, len))
-				lfs_tf_stop(t, "data after the tar end-of-archive marker");
+				lfs_tf_stop(
+					t,
+					"data after the tar end-of-archive marker");
 			t->off += len;
 			return;
 		case LFS_TF_SKIP:
@@ -371,16 +374,18 @@ void lfs_tarframe_feed(struct lfs_tarframe *t, const void *buf, size_t len)
 				t->state = LFS_TF_HEADER;
 			break;
 		case LFS_TF_PAX:
-			n = len < t->paxwant - t->paxlen ? len :
-							   t->paxwant - t->paxlen;
+			n = len < t->paxwant - t->paxlen ?
+				    len :
+				    t->paxwant - t->paxlen;
 			memcpy(t->pax + t->paxlen, p, n);
 			t->paxlen += n;
 			if (t->paxlen == t->paxwant)
 				lfs_tf_pax_done(t);
 			break;
 		default: /* HEADER, SPARSE: a block */
-			n = len < LFS_TAR_BLOCK - t->fill ? len :
-							    LFS_TAR_BLOCK - t->fill;
+			n = len < LFS_TAR_BLOCK - t->fill ?
+				    len :
+				    LFS_TAR_BLOCK - t->fill;
 			memcpy(t->blk + t->fill, p, n);
 			t->fill += n;
 			break;

@@ -1,12 +1,22 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Crafted layer cases for oci2ovl (tar and gzip entry handling, owner
-ids), added to lfs_tree.py gen-corpus by cases(OUTDIR).
+"""Crafted layer cases for oci2ovl (tar and gzip entry handling, owner ids,
+limits), added to lfs_tree.py gen-corpus by cases(OUTDIR); and a generator
+of one large hostile layer for tests/bats/host/22-oci2ovl-layers.bats.
+
+  corpus_layers.py deep OUTDIR ENTRIES DEPTH NAMELEN
+      an OCI layout OUTDIR/deep, tag "deep": one gzip layer of ENTRIES
+      files, each DEPTH directories deep, every directory named NAMELEN
+      "d"s ("dd/dd/.../dd/fNNNNNNN" for 2), no directory entries; each
+      entry's name has DEPTH * (NAMELEN + 1) + 8 bytes
 """
 import base64
 import gzip
 import hashlib
+import io
+import sys
 import tarfile
+import zlib
 
 import lfs_tree as T
 
@@ -214,6 +224,71 @@ def cases(out):
          contain=[{"path": "/suid", "type": "reg", "mode": "4755",
                    "uid": 4294967294, "gid": 4294967294}])
 
+    # 5. totals of a layer and of the image
+    def files(prefix, n, size=1):
+        return gz(T.tar([T.ti("%s%d" % (prefix, i), data=b"x" * size)
+                         for i in range(n)]))
+
+    case("image-entries-at-limit", [files("a", 4), files("b", 4),
+                                    files("c", 4)],
+         "accept", args=["--max-entries", "12"],
+         contain=[{"path": "/c3", "type": "reg"}])
+    case("image-entries-over-limit", [files("a", 4), files("b", 4),
+                                      files("c", 5)],
+         "reject", "more than 12 entries in the image (--max-entries)",
+         args=["--max-entries", "12"])
+    case("implied-parents-count-as-entries",
+         [gz(T.tar([T.ti("a/b/c/d/e/f", data=b"x")]))], "reject",
+         "more than 4 paths, with the parents they imply (--max-entries)",
+         args=["--max-entries", "4"])
+    case("layer-names-over-limit", [files("n" * 90, 12)], "reject",
+         "more than 1024 bytes of entry names (--max-names)",
+         args=["--max-names", "1K"])
+    case("image-names-over-limit", [files("n" * 90, 6), files("m" * 90, 6)],
+         "reject",
+         "more than 1024 bytes of entry names in the image (--max-names)",
+         args=["--max-names", "1K"])
+    case("layer-xattrs-over-limit",
+         [gz(T.tar([T.ti("x%d" % i, data=b"x", pax_headers={
+             "SCHILY.xattr.user.k": "v" * 30}) for i in range(4)]))],
+         "reject", "more than 100 bytes of xattrs (--max-xattrs)",
+         args=["--max-xattrs", "100"])
+    case("image-bytes-over-limit",
+         [files("a", 1, 600000), files("b", 1, 600000)], "reject",
+         "image expands beyond 1048576 bytes (--max-bytes)",
+         args=["--max-bytes", "1M"])
     return cases
 
 
+def deep(out, entries, depth, namelen):
+    """the large hostile layer: @entries files @depth directories deep"""
+    z = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    h = hashlib.sha256()
+    blob = io.BytesIO()
+    prefix = ("d" * namelen + "/") * depth
+    # a pax header block of a constant size, then its records, then the
+    # ustar header, whose name is the last component
+    body = len(" path=%sf%07d\n" % (prefix, 0))
+    rec_len = next(body + k for k in range(1, 8)
+                   if len(str(body + k)) == k)
+    xhdr = block("././@PaxHeader", tarfile.XHDTYPE, rec_len)
+    for i in range(entries):
+        rec = ("%d path=%sf%07d\n" % (rec_len, prefix, i)).encode()
+        data = (xhdr + pad(rec) +
+                block("f%07d" % i, R, 0, mode=0o644))
+        h.update(data)
+        blob.write(z.compress(data))
+    h.update(END)
+    blob.write(z.compress(END))
+    blob.write(z.flush())
+    build(out, "deep", [(blob.getvalue(), T.MT_LAYER["gzip"],
+                         "sha256:" + h.hexdigest())])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 6 and sys.argv[1] == "deep":
+        deep(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
+             int(sys.argv[5]))
+        sys.exit(0)
+    print(__doc__, file=sys.stderr)
+    sys.exit(2)

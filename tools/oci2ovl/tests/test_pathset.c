@@ -47,7 +47,8 @@ static void test_the_set_answers_as_a_list_of_paths_would(void **state)
 	}
 	assert_int_equal(lfs_pathset_count(set), distinct);
 	assert_int_equal(lfs_pathset_lookup(set, "nowhere"), -ENOENT);
-	assert_int_equal(lfs_pathset_lookup(set, "a/b/ab/usr/lib/x/a"), -ENOENT);
+	assert_int_equal(lfs_pathset_lookup(set, "a/b/ab/usr/lib/x/a"),
+			 -ENOENT);
 	assert_int_equal(lfs_pathset_lookup(set, ""), -ENOENT);
 	lfs_pathset_free(set);
 }
@@ -93,9 +94,8 @@ static void test_a_walk_by_component_meets_the_paths_set(void **state)
 			 0);
 	assert_int_equal(m, n);
 	assert_int_equal(lfs_pathset_lookup(set, "usr"), LFS_NODE_IMPLICIT_DIR);
-	assert_int_equal(lfs_pathset_add(set, n, "bin", 3, LFS_NODE_SYMLINK,
-					 NULL),
-			 0);
+	assert_int_equal(
+		lfs_pathset_add(set, n, "bin", 3, LFS_NODE_SYMLINK, NULL), 0);
 	assert_int_equal(lfs_pathset_lookup(set, "usr/bin"), LFS_NODE_SYMLINK);
 	assert_int_equal(lfs_pathset_count(set), 3);
 	lfs_pathset_free(set);
@@ -121,9 +121,9 @@ static void test_deep_paths_hold_one_node_a_component(void **state)
 		assert_int_not_equal(node, LFS_PATHSET_NONE);
 	}
 	/* 2000 directories and 1000 files: node numbers are dense */
-	assert_int_equal(lfs_pathset_kind(set, lfs_pathset_child(set, node,
-								 "f999", 4)),
-			 LFS_NODE_FILE);
+	assert_int_equal(
+		lfs_pathset_kind(set, lfs_pathset_child(set, node, "f999", 4)),
+		LFS_NODE_FILE);
 	assert_int_equal(lfs_pathset_child(set, node, "f999", 4), 3000);
 	free(path);
 	lfs_pathset_free(set);

@@ -68,8 +68,7 @@ static size_t lfs_positions(const struct lfs_bytes *tar, uint64_t *pos,
 }
 
 /* feed @tar in pieces of @chunk bytes (0: of 1 to 1000, at random) */
-static struct lfs_tarframe *lfs_feed(const struct lfs_bytes *tar,
-				     size_t chunk)
+static struct lfs_tarframe *lfs_feed(const struct lfs_bytes *tar, size_t chunk)
 {
 	struct lfs_tarframe *t = lfs_tarframe_new();
 	unsigned int seed = 14;
@@ -99,8 +98,8 @@ static void test_every_chunking_reads_the_entries_libarchive_reads(void **state)
 		const char *rule = NULL;
 
 		for (j = 0; j < n; j++) {
-			assert_int_equal(lfs_tarframe_entry(t, pos[j], &f, &rule),
-					 0);
+			assert_int_equal(
+				lfs_tarframe_entry(t, pos[j], &f, &rule), 0);
 			/* d/, then the files of 0, 1, 511, 512, 513, 70000 */
 			if (j == 6)
 				assert_int_equal(f.size, 70000);
@@ -206,11 +205,13 @@ static void test_a_header_with_a_bad_checksum_stops_the_reading(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_chunking_reads_the_entries_libarchive_reads),
+		cmocka_unit_test(
+			test_every_chunking_reads_the_entries_libarchive_reads),
 		cmocka_unit_test(test_an_entry_out_of_place_is_refused),
 		cmocka_unit_test(test_only_zeros_may_follow_the_end_marker),
 		cmocka_unit_test(test_a_stream_cut_inside_an_entry_is_refused),
-		cmocka_unit_test(test_a_header_with_a_bad_checksum_stops_the_reading),
+		cmocka_unit_test(
+			test_a_header_with_a_bad_checksum_stops_the_reading),
 	};
 
 	return cmocka_run_group_tests_name("tarframe", tests, NULL, NULL);

@@ -26,7 +26,7 @@ extern char **environ;
 static int lfs_import_layer(struct lfs_store *st, int layoutfd,
 			    const struct lfs_layer_desc *l,
 			    const struct lfs_import_opts *o,
-			    struct lfs_progress *prog)
+			    struct lfs_progress *prog, struct lfs_usage *used)
 {
 	struct lfs_extract_opts xo = {
 		.lim = o->lim,
@@ -35,6 +35,7 @@ static int lfs_import_layer(struct lfs_store *st, int layoutfd,
 		.diff_id = l->diff_id,
 		.comp = l->comp,
 		.progress = prog,
+		.image = used,
 	};
 	char *tmp = NULL;
 	int blobfd, rootfd, err;
@@ -85,6 +86,7 @@ int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
 	       const struct lfs_import_opts *o)
 {
 	struct lfs_progress prog = { .enabled = isatty(STDERR_FILENO) };
+	struct lfs_usage used = { 0 }; /* by the layers unpacked so far */
 	struct lfs_image img;
 	size_t i;
 	int layoutfd, err;
@@ -119,7 +121,7 @@ int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
 					l->digest);
 			continue;
 		}
-		err = lfs_import_layer(st, layoutfd, l, o, &prog);
+		err = lfs_import_layer(st, layoutfd, l, o, &prog, &used);
 	}
 	close(layoutfd);
 	if (!err)

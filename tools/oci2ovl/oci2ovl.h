@@ -40,11 +40,24 @@
 /* "sha256:" + 64 hex digits */
 #define LFS_DIGEST_LEN (7 + LFS_SHA256_HEX)
 
-/* limits on one layer's contents, set by --max-* */
+/*
+ * limits on what an import unpacks, set by --max-*: each bounds every
+ * layer, and the sum over the layers of the image that one import unpacks
+ */
 struct lfs_limits {
-	uint64_t max_entries; /* tar entries per layer */
-	uint64_t max_bytes; /* decompressed tar stream bytes per layer */
-	uint64_t max_path; /* bytes of a normalised entry path */
+	uint64_t max_entries; /* tar entries; a layer's paths with their parents */
+	uint64_t max_bytes; /* decompressed tar stream bytes */
+	uint64_t max_path; /* bytes of a normalised entry path (one entry) */
+	uint64_t max_names; /* bytes of entry names and link targets */
+	uint64_t max_xattrs; /* bytes of xattr names and values */
+};
+
+/* what unpacking used so far, counted against struct lfs_limits */
+struct lfs_usage {
+	uint64_t entries; /* tar entries */
+	uint64_t bytes; /* decompressed tar stream bytes */
+	uint64_t names; /* bytes of entry names and link targets */
+	uint64_t xattrs; /* bytes of xattr names and values */
 };
 
 /* how whiteouts and opaque directories are written */
@@ -136,6 +149,10 @@ enum lfs_node_kind {
 	LFS_NODE_WHITEOUT, /* a whiteout this layer wrote */
 };
 
+/* nodes of a pathset: the root (""), and "no such node" */
+#define LFS_PATHSET_ROOT ((size_t)0)
+#define LFS_PATHSET_NONE ((size_t)-1)
+
 struct lfs_pathset;
 struct lfs_pathset *lfs_pathset_new(void);
 void lfs_pathset_free(struct lfs_pathset *set);
@@ -143,6 +160,34 @@ int lfs_pathset_lookup(const struct lfs_pathset *set, const char *path);
 int lfs_pathset_set(struct lfs_pathset *set, const char *path,
 		    enum lfs_node_kind kind);
 size_t lfs_pathset_count(const struct lfs_pathset *set);
+size_t lfs_pathset_child(const struct lfs_pathset *set, size_t node,
+			 const char *name, size_t len);
+int lfs_pathset_kind(const struct lfs_pathset *set, size_t node);
+int lfs_pathset_add(struct lfs_pathset *set, size_t node, const char *name,
+		    size_t len, enum lfs_node_kind kind, size_t *child);
+
+/* gzip.c: gzip members, checked to the last byte */
+struct lfs_gzip;
+struct lfs_gzip *lfs_gzip_new(void);
+void lfs_gzip_free(struct lfs_gzip *z);
+ssize_t lfs_gzip_read(struct lfs_gzip *z, void *out, size_t len,
+		      ssize_t (*fill)(void *ctx, const void **buf), void *ctx,
+		      const char **why);
+
+/* tarframe.c: the block structure of a tar stream, read on its own */
+struct lfs_tar_frame {
+	uint64_t start; /* offset of its first header (extensions included) */
+	uint64_t size; /* data bytes its headers declare */
+	char type; /* the type flag of its main header */
+};
+
+struct lfs_tarframe;
+struct lfs_tarframe *lfs_tarframe_new(void);
+void lfs_tarframe_free(struct lfs_tarframe *t);
+void lfs_tarframe_feed(struct lfs_tarframe *t, const void *buf, size_t len);
+int lfs_tarframe_entry(struct lfs_tarframe *t, uint64_t pos,
+		       struct lfs_tar_frame *f, const char **rule);
+int lfs_tarframe_finish(struct lfs_tarframe *t, const char **rule);
 
 /* extract.c */
 struct lfs_progress {
@@ -160,6 +205,8 @@ struct lfs_extract_opts {
 	const char *diff_id; /* expected, NULL: not checked */
 	enum lfs_compression comp;
 	struct lfs_progress *progress; /* NULL: none */
+	/* the image's layers unpacked so far, added to on success; NULL: none */
+	struct lfs_usage *image;
 };
 
 int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o);

@@ -58,7 +58,8 @@ static const char lfs_usage[] =
 	"Commands:\n"
 	"  import [oci:]DIR:TAG   unpack an OCI image layout into the store\n"
 	"      [--name NAME] [--platform OS/ARCH[/VARIANT]] [--whiteout native|chardev]\n"
-	"      [--max-entries N] [--max-bytes SIZE] [--max-path N] [--no-sync]\n"
+	"      [--max-entries N] [--max-bytes SIZE] [--max-path N]\n"
+	"      [--max-names SIZE] [--max-xattrs SIZE] [--no-sync]\n"
 	"  pull REF               skopeo copy REF (any transport), then import\n"
 	"      (same options as import)\n"
 	"  list [--json]          images in the store\n"
@@ -91,6 +92,8 @@ static const struct option lfs_options[] = {
 	{ "max-entries", required_argument, NULL, 'E' },
 	{ "max-bytes", required_argument, NULL, 'B' },
 	{ "max-path", required_argument, NULL, 'L' },
+	{ "max-names", required_argument, NULL, 'N' },
+	{ "max-xattrs", required_argument, NULL, 'X' },
 	{ "no-sync", no_argument, NULL, 'S' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -127,6 +130,8 @@ static int lfs_parse(int argc, char **argv, struct lfs_cli *c)
 	c->lim.max_entries = 1000000;
 	c->lim.max_bytes = 64ull << 30;
 	c->lim.max_path = PATH_MAX - 1;
+	c->lim.max_names = 256ull << 20;
+	c->lim.max_xattrs = 256ull << 20;
 
 	while ((opt = getopt_long(argc, argv, "hV", lfs_options, NULL)) != -1) {
 		switch (opt) {
@@ -173,6 +178,8 @@ static int lfs_parse(int argc, char **argv, struct lfs_cli *c)
 		case 'E':
 		case 'B':
 		case 'L':
+		case 'N':
+		case 'X':
 			if (lfs_parse_size(optarg, &v) || !v ||
 			    (opt == 'L' && v >= PATH_MAX))
 				return lfs_usage_error("bad limit \"%s\"",
@@ -181,6 +188,10 @@ static int lfs_parse(int argc, char **argv, struct lfs_cli *c)
 				c->lim.max_entries = v;
 			else if (opt == 'B')
 				c->lim.max_bytes = v;
+			else if (opt == 'N')
+				c->lim.max_names = v;
+			else if (opt == 'X')
+				c->lim.max_xattrs = v;
 			else
 				c->lim.max_path = v;
 			c->given |= LFS_OPT_LIMITS;

@@ -2,12 +2,25 @@
 /*
  * Hardened extraction of one layer blob into one empty directory.
  *
- * Two libarchive readers are chained: the outer one only decompresses
- * (filter from the media type, "raw" format), the inner one parses tar from
- * what the outer one yields. Every decompressed byte passes through
- * lfs_tar_read() exactly once, which hashes it for the diff_id and counts
- * it against --max-bytes, so a decompression bomb is stopped while it
- * streams, and nothing is ever held in memory whole.
+ * Two readers are chained: the outer one only decompresses (gzip.c for
+ * gzip, which checks every member to its trailer and refuses what follows
+ * the last; a libarchive filter with the "raw" format for zstd and plain
+ * tar), the inner one, libarchive's, parses tar from what the outer one
+ * yields. Every decompressed byte passes through lfs_tar_read() exactly
+ * once, which hashes it for the diff_id, counts it against --max-bytes
+ * (a decompression bomb is stopped while it streams, nothing is ever held
+ * in memory whole) and feeds it to tarframe.c, whose reading of the tar
+ * structure every entry must agree with. A zero-length blob is the empty
+ * tar stream, an empty layer, whatever its media type (containerd's
+ * reading; its diff_id is the digest of nothing).
+ *
+ * Before an entry touches the disk, its header is checked: owner ids are
+ * at most 2^32 - 2 ((uid_t)-1 means "unchanged" to chown()), a
+ * header-only type declares no data, and the entries, names and xattrs of
+ * the layer, and of the image so far, stay within --max-entries,
+ * --max-names and --max-xattrs. Paths are walked a component at a time
+ * in the path set, so an entry costs the length of its path whatever its
+ * depth.
  *
  * Each entry is confined to the layer root:
  *  - its name is normalised lexically (path.c): ".." is refused, "/" is
@@ -28,6 +41,10 @@
  *    whiteout; a directory then becomes opaque, since it was re-created).
  *
  * Directory times are set last, since creating children changes them.
+ *
+ * Xattrs come from pax records (SCHILY.xattr.*, LIBARCHIVE.xattr.*). In
+ * pax an empty value deletes its keyword, so an empty xattr is never
+ * written; one name given twice with different values is refused.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -86,13 +103,19 @@ struct lfs_xstate {
 	const struct lfs_extract_opts *o;
 	int rootfd; /* the layer directory */
 	int blobfd; /* the compressed blob */
-	struct archive *outer; /* decompressor */
+	struct archive *outer; /* decompressor (zstd, none) */
+	struct lfs_gzip *gz; /* decompressor (gzip) */
+	bool outer_empty; /* the outer reader found no data at all */
 	struct archive *inner; /* tar reader */
+	struct lfs_tarframe *frame; /* the tar structure, read on its own */
 	struct lfs_sha256 *diff; /* over the decompressed stream */
 	uint64_t expanded; /* decompressed bytes so far */
-	bool over_limit; /* expanded passed max_bytes */
+	bool over_limit; /* expanded passed max_bytes (for the image: image_over) */
+	bool image_over;
 	bool stream_failed; /* outer reader reported an error */
+	bool not_gzip; /* ... because the blob is not gzip */
 	char stream_msg[256]; /* ... and what it said */
+	struct lfs_usage used; /* by this layer; its bytes are expanded */
 	struct lfs_pathset *set; /* what this layer met */
 	struct lfs_dir_time *dirs; /* times to set at the end */
 	size_t ndirs, capdirs;
@@ -101,7 +124,6 @@ struct lfs_xstate {
 	bool depends; /* a path was looked up below */
 	const struct lfs_pnode *pc_node; /* lfs_node_open()'s last ... */
 	int pc_fd; /* ... and its fd */
-	uint64_t nimplicit; /* implicit directories made */
 	char rest[2][LFS_REST_MAX]; /* lfs_resolve()'s buffers */
 	struct timespec last_progress;
 	unsigned char inbuf[LFS_BUF_SIZE];
@@ -128,8 +150,8 @@ static void lfs_progress_show(struct lfs_xstate *x, bool force)
 		fputc('\n', stderr);
 }
 
-/* outer reader's source: the blob file */
-static la_ssize_t lfs_blob_read(struct archive *a, void *data, const void **buf)
+/* the next bytes of the blob file: their count, 0 at its end, or -errno */
+static ssize_t lfs_blob_fill(void *data, const void **buf)
 {
 	struct lfs_xstate *x = data;
 	ssize_t r;
@@ -137,10 +159,8 @@ static la_ssize_t lfs_blob_read(struct archive *a, void *data, const void **buf)
 	do
 		r = read(x->blobfd, x->inbuf, sizeof(x->inbuf));
 	while (r < 0 && errno == EINTR);
-	if (r < 0) {
-		archive_set_error(a, errno, "reading the blob");
-		return -1;
-	}
+	if (r < 0)
+		return -errno;
 	if (x->o->progress) {
 		x->o->progress->done += r;
 		lfs_progress_show(x, false);
@@ -149,16 +169,63 @@ static la_ssize_t lfs_blob_read(struct archive *a, void *data, const void **buf)
 	return r;
 }
 
-/* account for decompressed bytes: the diff_id and the expansion limit */
+/* outer reader's source: the blob file */
+static la_ssize_t lfs_blob_read(struct archive *a, void *data, const void **buf)
+{
+	ssize_t r = lfs_blob_fill(data, buf);
+
+	if (r < 0) {
+		archive_set_error(a, -r, "reading the blob");
+		return -1;
+	}
+	return r;
+}
+
+/*
+ * account for decompressed bytes: the diff_id, the expansion limit (of
+ * the layer and of the image), the tar structure
+ */
 static int lfs_account(struct lfs_xstate *x, const void *buf, size_t n)
 {
+	uint64_t before = x->o->image ? x->o->image->bytes : 0;
+
 	x->expanded += n;
-	if (x->expanded > x->o->lim.max_bytes) {
+	if (x->expanded > x->o->lim.max_bytes ||
+	    before + x->expanded > x->o->lim.max_bytes) {
 		x->over_limit = true;
+		x->image_over = x->expanded <= x->o->lim.max_bytes;
 		return -1;
 	}
 	lfs_sha256_update(x->diff, buf, n);
+	lfs_tarframe_feed(x->frame, buf, n);
 	return 0;
+}
+
+/* decompressed bytes into x->midbuf: their count, 0 at the end, -1 */
+static la_ssize_t lfs_decompress(struct lfs_xstate *x)
+{
+	const char *why = NULL;
+	la_ssize_t r;
+
+	if (x->gz) {
+		r = lfs_gzip_read(x->gz, x->midbuf, sizeof(x->midbuf),
+				  lfs_blob_fill, x, &why);
+		if (r >= 0)
+			return r;
+		x->not_gzip = r == -EMEDIUMTYPE;
+		snprintf(x->stream_msg, sizeof(x->stream_msg), "%s",
+			 r == -EINVAL ? why : strerror(-r));
+	} else if (x->outer_empty) {
+		return 0;
+	} else {
+		r = archive_read_data(x->outer, x->midbuf, sizeof(x->midbuf));
+		if (r >= 0)
+			return r;
+		snprintf(x->stream_msg, sizeof(x->stream_msg), "%s",
+			 archive_error_string(x->outer) ?: "read error");
+	}
+	x->stream_failed = true;
+	return -1;
 }
 
 /* inner reader's source: the outer reader's decompressed data */
@@ -167,11 +234,8 @@ static la_ssize_t lfs_tar_read(struct archive *a, void *data, const void **buf)
 	struct lfs_xstate *x = data;
 	la_ssize_t r;
 
-	r = archive_read_data(x->outer, x->midbuf, sizeof(x->midbuf));
+	r = lfs_decompress(x);
 	if (r < 0) {
-		x->stream_failed = true;
-		snprintf(x->stream_msg, sizeof(x->stream_msg), "%s",
-			 archive_error_string(x->outer) ?: "read error");
 		archive_set_error(a, EIO, "%s", x->stream_msg);
 		return -1;
 	}
@@ -187,10 +251,14 @@ static la_ssize_t lfs_tar_read(struct archive *a, void *data, const void **buf)
 static int lfs_stream_error(struct lfs_xstate *x, const char *entry)
 {
 	if (x->over_limit)
+		return lfs_refuse(x->o->layer_name, entry,
+				  "%s expands beyond %llu bytes (--max-bytes)",
+				  x->image_over ? "image" : "layer",
+				  (unsigned long long)x->o->lim.max_bytes);
+	if (x->not_gzip)
 		return lfs_refuse(
-			x->o->layer_name, entry,
-			"layer expands beyond %llu bytes (--max-bytes)",
-			(unsigned long long)x->o->lim.max_bytes);
+			x->o->layer_name, NULL,
+			"blob is not gzip, not what its media type says");
 	if (x->stream_failed)
 		return lfs_refuse(x->o->layer_name, entry,
 				  "bad compressed stream: %s", x->stream_msg);
@@ -541,6 +609,15 @@ out:
 	return err;
 }
 
+/* refuse @raw: the layer's paths, implied parents included, are too many */
+static int lfs_refuse_paths(struct lfs_xstate *x, const char *raw)
+{
+	return lfs_refuse(
+		x->o->layer_name, raw,
+		"more than %llu paths, with the parents they imply (--max-entries)",
+		(unsigned long long)x->o->lim.max_entries);
+}
+
 /*
  * lfs_make_implicit() - make @c, a child of the walk's directory, as a
  * directory of this layer that no entry named (yet); the walk moves in
@@ -562,10 +639,9 @@ static int lfs_make_implicit(struct lfs_xstate *x, const char *raw,
 	struct stat st;
 	int fd, err = 0;
 
-	if (++x->nimplicit > x->o->lim.max_entries)
-		return lfs_refuse(x->o->layer_name, raw,
-				  "more than %llu implicit directories (--max-entries)",
-				  (unsigned long long)x->o->lim.max_entries);
+	/* a new path of the layer is counted before it is made */
+	if (!replace && lfs_pathset_count(x->set) >= x->o->lim.max_entries)
+		return lfs_refuse_paths(x, raw);
 	if (w->fd < 0) {
 		w->fd = lfs_node_open(x, w->node);
 		if (w->fd < 0)
@@ -578,7 +654,7 @@ static int lfs_make_implicit(struct lfs_xstate *x, const char *raw,
 	fd = lfs_openat2(w->fd, c->name, O_RDONLY | O_DIRECTORY, 0);
 	if (fd < 0)
 		return fd;
-	c->kind = LFS_NODE_IMPLICIT_DIR;
+	lfs_pathset_mark(x->set, c, LFS_NODE_IMPLICIT_DIR);
 	if (replace) {
 		c->flags |= LFS_PN_OPAQUE;
 		err = lfs_make_opaque(fd, "", x->o->fmt);
@@ -597,8 +673,8 @@ static int lfs_make_implicit(struct lfs_xstate *x, const char *raw,
 			ts[0] = st.st_atim;
 			ts[1] = st.st_mtim;
 		}
-	} else if (!err && (fchown(fd, 0, 0) ||
-			    fchmod(fd, LFS_IMPLICIT_MODE))) {
+	} else if (!err &&
+		   (fchown(fd, 0, 0) || fchmod(fd, LFS_IMPLICIT_MODE))) {
 		err = -errno;
 	}
 	if (!err)
@@ -656,9 +732,8 @@ static void lfs_walk_jump(struct lfs_walk *w, struct lfs_pnode *n)
  * (lookup: not in this layer); -LFS_EREFUSED (printed) or -errno. @w->fd
  * is closed on any return but 0.
  */
-static int lfs_resolve(struct lfs_xstate *x, const char *path,
-		       const char *raw, enum lfs_res_mode mode,
-		       struct lfs_walk *w)
+static int lfs_resolve(struct lfs_xstate *x, const char *path, const char *raw,
+		       enum lfs_res_mode mode, struct lfs_walk *w)
 {
 	char *rest = x->rest[0], *spare = x->rest[1], *p;
 	const char *last = strrchr(path, '/');
@@ -777,6 +852,89 @@ static int lfs_resolve(struct lfs_xstate *x, const char *path,
 	return err;
 }
 
+/* one xattr of an entry, as libarchive lists them */
+struct lfs_xattr {
+	const char *name;
+	const void *val;
+	size_t len;
+};
+
+/* by name, then by value */
+static int lfs_xattr_cmp(const void *a, const void *b)
+{
+	const struct lfs_xattr *u = a, *v = b;
+	int r = strcmp(u->name, v->name);
+
+	if (r)
+		return r;
+	if (u->len != v->len)
+		return u->len < v->len ? -1 : 1;
+	return u->len ? memcmp(u->val, v->val, u->len) : 0;
+}
+
+/*
+ * An entry's xattrs, through @fd or by name in @pfd. libarchive lists a
+ * record of each of SCHILY.xattr.NAME and LIBARCHIVE.xattr.NAME (bsdtar
+ * writes both); an empty value deletes its pax keyword, so it is not an
+ * xattr; a name whose records disagree is refused.
+ */
+static int lfs_apply_xattrs(struct lfs_xstate *x, struct archive_entry *ae,
+			    const char *raw, int pfd, const char *base, int fd)
+{
+	struct lfs_xattr *v;
+	char ebuf[512];
+	size_t n, i, j;
+	int err = 0;
+
+	n = archive_entry_xattr_reset(ae);
+	if (!n)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n && archive_entry_xattr_next(ae, &v[i].name, &v[i].val,
+						      &v[i].len) == ARCHIVE_OK;
+	     i++)
+		;
+	n = i;
+	qsort(v, n, sizeof(*v), lfs_xattr_cmp);
+	for (i = 0; i < n && !err; i = j) {
+		for (j = i + 1; j < n && !strcmp(v[j].name, v[i].name); j++)
+			if (lfs_xattr_cmp(&v[i], &v[j]))
+				break;
+		if (j < n && !strcmp(v[j].name, v[i].name)) {
+			err = lfs_refuse(
+				x->o->layer_name, raw,
+				"xattr %s given twice, with different values",
+				lfs_escape_name(v[i].name, ebuf, sizeof(ebuf)));
+			break;
+		}
+		if (!v[i].len)
+			continue;
+		if (lfs_xattr_is_overlay(v[i].name)) {
+			lfs_warn(
+				"layer %s: entry \"%s\": xattr %s dropped (overlay markers are never taken from a layer)",
+				x->o->layer_name,
+				lfs_escape_name(raw, ebuf, sizeof(ebuf)),
+				v[i].name);
+			continue;
+		}
+		if (fd >= 0)
+			err = fsetxattr(fd, v[i].name, v[i].val, v[i].len, 0) ?
+				      -errno :
+				      0;
+		else
+			err = lfs_setxattr_at(pfd, base, v[i].name, v[i].val,
+					      v[i].len);
+		if (err) {
+			snprintf(ebuf, sizeof(ebuf), "set xattr %s", v[i].name);
+			err = lfs_entry_err(x, raw, ebuf, err);
+		}
+	}
+	free(v);
+	return err;
+}
+
 /*
  * Owner, mode, xattrs and (for non-directories) times of a new object:
  * through @fd when there is one, else by name in @pfd without following.
@@ -787,10 +945,8 @@ static int lfs_apply_meta(struct lfs_xstate *x, struct archive_entry *ae,
 			  struct lfs_pnode *node)
 {
 	mode_t ft = archive_entry_filetype(ae);
-	const char *name;
-	const void *val;
-	size_t len;
-	int err = 0;
+	struct timespec ts[2];
+	int err;
 
 	if (fd >= 0 ? fchown(fd, archive_entry_uid(ae), archive_entry_gid(ae)) :
 		      fchownat(pfd, base, archive_entry_uid(ae),
@@ -801,43 +957,22 @@ static int lfs_apply_meta(struct lfs_xstate *x, struct archive_entry *ae,
 		       fchmodat(pfd, base, archive_entry_perm(ae), 0)))
 		return lfs_entry_err(x, raw, "chmod", -errno);
 
-	archive_entry_xattr_reset(ae);
-	while (archive_entry_xattr_next(ae, &name, &val, &len) == ARCHIVE_OK) {
-		char ebuf[512];
+	err = lfs_apply_xattrs(x, ae, raw, pfd, base, fd);
+	if (err)
+		return err;
 
-		if (lfs_xattr_is_overlay(name)) {
-			lfs_warn(
-				"layer %s: entry \"%s\": xattr %s dropped (overlay markers are never taken from a layer)",
-				x->o->layer_name,
-				lfs_escape_name(raw, ebuf, sizeof(ebuf)), name);
-			continue;
-		}
-		if (fd >= 0)
-			err = fsetxattr(fd, name, val, len, 0) ? -errno : 0;
-		else
-			err = lfs_setxattr_at(pfd, base, name, val, len);
-		if (err) {
-			snprintf(ebuf, sizeof(ebuf), "set xattr %s", name);
-			return lfs_entry_err(x, raw, ebuf, err);
-		}
+	ts[1].tv_sec = archive_entry_mtime(ae);
+	ts[1].tv_nsec = archive_entry_mtime_nsec(ae);
+	ts[0] = ts[1];
+	if (archive_entry_atime_is_set(ae)) {
+		ts[0].tv_sec = archive_entry_atime(ae);
+		ts[0].tv_nsec = archive_entry_atime_nsec(ae);
 	}
-
-	{
-		struct timespec ts[2];
-
-		ts[1].tv_sec = archive_entry_mtime(ae);
-		ts[1].tv_nsec = archive_entry_mtime_nsec(ae);
-		ts[0] = ts[1];
-		if (archive_entry_atime_is_set(ae)) {
-			ts[0].tv_sec = archive_entry_atime(ae);
-			ts[0].tv_nsec = archive_entry_atime_nsec(ae);
-		}
-		if (ft == AE_IFDIR)
-			return lfs_defer_dir_time(x, node, ts);
-		if (fd >= 0 ? futimens(fd, ts) :
-			      utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW))
-			return lfs_entry_err(x, raw, "set times", -errno);
-	}
+	if (ft == AE_IFDIR)
+		return lfs_defer_dir_time(x, node, ts);
+	if (fd >= 0 ? futimens(fd, ts) :
+		      utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW))
+		return lfs_entry_err(x, raw, "set times", -errno);
 	return 0;
 }
 
@@ -911,7 +1046,7 @@ static int lfs_make_hardlink(struct lfs_xstate *x, const char *raw,
 	close(tpfd);
 	if (err)
 		return lfs_entry_err(x, raw, "link", err);
-	node->kind = t->kind;
+	lfs_pathset_mark(x->set, node, t->kind);
 	if (t->kind == LFS_NODE_SYMLINK) {
 		free(node->link);
 		node->link = strdup(t->link);
@@ -990,7 +1125,7 @@ static int lfs_make_node(struct lfs_xstate *x, struct archive_entry *ae,
 		return lfs_refuse(x->o->layer_name, raw,
 				  "unknown entry type 0%o", (unsigned int)ft);
 	}
-	node->kind = kind;
+	lfs_pathset_mark(x->set, node, kind);
 	err = 0;
 	if (kind == LFS_NODE_SYMLINK) {
 		free(node->link);
@@ -1022,8 +1157,7 @@ static int lfs_drop_copied_xattrs(int fd)
 	n = flistxattr(fd, names, n);
 	if (n < 0)
 		err = -errno;
-	for (name = names; !err && name < names + n;
-	     name += strlen(name) + 1)
+	for (name = names; !err && name < names + n; name += strlen(name) + 1)
 		if (!lfs_xattr_is_overlay(name) && fremovexattr(fd, name) &&
 		    errno != ENODATA)
 			err = -errno;
@@ -1056,7 +1190,7 @@ static int lfs_update_dir(struct lfs_xstate *x, struct archive_entry *ae,
 	if (!err)
 		err = lfs_apply_meta(x, ae, raw, -1, NULL, fd, node);
 	if (!err)
-		node->kind = LFS_NODE_DIR;
+		lfs_pathset_mark(x->set, node, LFS_NODE_DIR);
 	if (fd != x->rootfd)
 		close(fd);
 	return err;
@@ -1115,7 +1249,7 @@ static int lfs_do_whiteout(struct lfs_xstate *x, const char *raw,
 	default:
 		err = lfs_make_whiteout(w.fd, c->name, x->o->fmt);
 		if (!err)
-			c->kind = LFS_NODE_WHITEOUT;
+			lfs_pathset_mark(x->set, c, LFS_NODE_WHITEOUT);
 		break;
 	}
 out:
@@ -1242,7 +1376,7 @@ static int lfs_layer_root(struct lfs_xstate *x)
 
 	if (fchown(x->rootfd, 0, 0) || fchmod(x->rootfd, LFS_IMPLICIT_MODE))
 		return -errno;
-	root->kind = LFS_NODE_IMPLICIT_DIR;
+	lfs_pathset_mark(x->set, root, LFS_NODE_IMPLICIT_DIR);
 	return lfs_below_root(x, root) ?: lfs_defer_dir_time(x, root, ts);
 }
 
@@ -1251,23 +1385,23 @@ static int lfs_open_readers(struct lfs_xstate *x)
 	struct archive_entry *ae;
 	int code, want, r;
 
-	x->outer = archive_read_new();
 	x->inner = archive_read_new();
-	if (!x->outer || !x->inner)
+	if (!x->inner)
 		return -ENOMEM;
-	switch (x->o->comp) {
-	case LFS_COMP_GZIP:
-		r = archive_read_support_filter_gzip(x->outer);
-		want = ARCHIVE_FILTER_GZIP;
-		break;
-	case LFS_COMP_ZSTD:
+	if (x->o->comp == LFS_COMP_GZIP) {
+		x->gz = lfs_gzip_new();
+		if (!x->gz)
+			return -ENOMEM;
+		goto inner;
+	}
+	x->outer = archive_read_new();
+	if (!x->outer)
+		return -ENOMEM;
+	r = ARCHIVE_OK;
+	want = ARCHIVE_FILTER_NONE;
+	if (x->o->comp == LFS_COMP_ZSTD) {
 		r = archive_read_support_filter_zstd(x->outer);
 		want = ARCHIVE_FILTER_ZSTD;
-		break;
-	default:
-		r = ARCHIVE_OK;
-		want = ARCHIVE_FILTER_NONE;
-		break;
 	}
 	if (r != ARCHIVE_OK) {
 		lfs_err("layer %s: libarchive lacks built-in support for this compression",
@@ -1275,18 +1409,24 @@ static int lfs_open_readers(struct lfs_xstate *x)
 		return -ENOTSUP;
 	}
 	archive_read_support_format_raw(x->outer);
-	if (archive_read_open(x->outer, x, NULL, lfs_blob_read, NULL) ||
-	    archive_read_next_header(x->outer, &ae) != ARCHIVE_OK)
+	/* a stream of no data at all is the empty tar stream */
+	archive_read_support_format_empty(x->outer);
+	r = ARCHIVE_FATAL;
+	if (!archive_read_open(x->outer, x, NULL, lfs_blob_read, NULL))
+		r = archive_read_next_header(x->outer, &ae);
+	x->outer_empty = r == ARCHIVE_EOF;
+	if (r != ARCHIVE_OK && r != ARCHIVE_EOF)
 		return lfs_refuse(
 			x->o->layer_name, NULL, "bad compressed stream: %s",
-			archive_error_string(x->outer) ?: "empty blob");
+			archive_error_string(x->outer) ?: "read error");
 	code = archive_filter_code(x->outer, 0);
 	if (code != want)
 		return lfs_refuse(x->o->layer_name, NULL,
 				  "blob is %s, not what its media type says",
 				  archive_filter_name(x->outer, 0));
-
+inner:
 	archive_read_support_format_tar(x->inner);
+	archive_read_support_format_empty(x->inner);
 	if (archive_read_open(x->inner, x, NULL, lfs_tar_read, NULL))
 		return lfs_stream_error(x, NULL);
 	return 0;
@@ -1297,17 +1437,104 @@ static int lfs_drain(struct lfs_xstate *x)
 {
 	la_ssize_t r;
 
-	while ((r = archive_read_data(x->outer, x->midbuf, sizeof(x->midbuf))) >
-	       0)
+	while ((r = lfs_decompress(x)) > 0)
 		if (lfs_account(x, x->midbuf, r))
 			return lfs_stream_error(x, NULL);
-	if (r < 0) {
-		x->stream_failed = true;
-		snprintf(x->stream_msg, sizeof(x->stream_msg), "%s",
-			 archive_error_string(x->outer) ?: "read error");
-		return lfs_stream_error(x, NULL);
+	return r < 0 ? lfs_stream_error(x, NULL) : 0;
+}
+
+/* the name of a type that has no data, for messages */
+static const char *lfs_header_only_name(char type, struct archive_entry *ae)
+{
+	switch (type) {
+	case '2':
+		return "symlink";
+	case '3':
+		return "character device";
+	case '4':
+		return "block device";
+	case '5':
+		return "directory";
+	case '6':
+		return "fifo";
 	}
+	return archive_entry_filetype(ae) == AE_IFDIR ? "directory" :
+							"hard link";
+}
+
+/* add @n to a total of the layer and of the image; refuse past @max */
+static int lfs_add_usage(struct lfs_xstate *x, const char *raw, uint64_t *used,
+			 uint64_t image, uint64_t n, uint64_t max,
+			 const char *what, const char *opt)
+{
+	*used += n;
+	if (*used > max)
+		return lfs_refuse(x->o->layer_name, raw,
+				  "more than %llu %s (%s)",
+				  (unsigned long long)max, what, opt);
+	if (image + *used > max)
+		return lfs_refuse(x->o->layer_name, raw,
+				  "more than %llu %s in the image (%s)",
+				  (unsigned long long)max, what, opt);
 	return 0;
+}
+
+/* an owner id chown() takes as one: (uid_t)-1 means "unchanged" */
+#define LFS_MAX_ID ((la_int64_t)UINT32_MAX - 1)
+
+/*
+ * lfs_check_entry() - an entry's header, before the entry touches the disk:
+ * its place in the tar structure, its owner, and what it adds to the
+ * totals of the layer and the image
+ */
+static int lfs_check_entry(struct lfs_xstate *x, struct archive_entry *ae)
+{
+	const struct lfs_extract_opts *o = x->o;
+	const struct lfs_usage *img = o->image;
+	const char *raw = archive_entry_pathname(ae) ?: "", *rule, *name;
+	la_int64_t uid = archive_entry_uid(ae), gid = archive_entry_gid(ae);
+	uint64_t names, xattrs = 0;
+	struct lfs_tar_frame f;
+	const void *val;
+	size_t len;
+	int err;
+
+	if (lfs_tarframe_entry(x->frame, archive_read_header_position(x->inner),
+			       &f, &rule))
+		return lfs_refuse(o->layer_name, raw, "%s", rule);
+	if (f.size && (archive_entry_hardlink(ae) ||
+		       archive_entry_filetype(ae) != AE_IFREG))
+		return lfs_refuse(
+			o->layer_name, raw,
+			"%s entry declares %llu bytes of data, and its type has none",
+			lfs_header_only_name(f.type, ae),
+			(unsigned long long)f.size);
+	if (uid < 0 || uid > LFS_MAX_ID || gid < 0 || gid > LFS_MAX_ID)
+		return lfs_refuse(
+			o->layer_name, raw,
+			"%s %lld is out of range (0 to %lld)",
+			uid < 0 || uid > LFS_MAX_ID ? "uid" : "gid",
+			(long long)(uid < 0 || uid > LFS_MAX_ID ? uid : gid),
+			(long long)LFS_MAX_ID);
+
+	names = strlen(raw) + strlen(archive_entry_symlink(ae) ?: "") +
+		strlen(archive_entry_hardlink(ae) ?: "");
+	archive_entry_xattr_reset(ae);
+	while (archive_entry_xattr_next(ae, &name, &val, &len) == ARCHIVE_OK)
+		xattrs += strlen(name) + len;
+	err = lfs_add_usage(x, raw, &x->used.entries, img ? img->entries : 0, 1,
+			    o->lim.max_entries, "entries", "--max-entries");
+	if (!err)
+		err = lfs_add_usage(x, raw, &x->used.names,
+				    img ? img->names : 0, names,
+				    o->lim.max_names, "bytes of entry names",
+				    "--max-names");
+	if (!err)
+		err = lfs_add_usage(x, raw, &x->used.xattrs,
+				    img ? img->xattrs : 0, xattrs,
+				    o->lim.max_xattrs, "bytes of xattrs",
+				    "--max-xattrs");
+	return err;
 }
 
 /**
@@ -1324,7 +1551,8 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 	char got[LFS_DIGEST_LEN + 1];
 	struct archive_entry *ae;
 	struct lfs_xstate *x;
-	uint64_t nentries = 0;
+	const char *rule;
+	struct stat stb;
 	int r, err;
 
 	x = calloc(1, sizeof(*x));
@@ -1336,12 +1564,20 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 	err = -ENOMEM;
 	x->diff = lfs_sha256_new();
 	x->set = lfs_pathset_new();
+	x->frame = lfs_tarframe_new();
 	x->lc_fd = calloc(o->nlower + 1, sizeof(*x->lc_fd));
-	if (!x->diff || !x->set || !x->lc_fd)
+	if (!x->diff || !x->set || !x->frame || !x->lc_fd)
 		goto out;
 	err = lfs_layer_root(x);
 	if (err)
 		goto out;
+	if (fstat(blobfd, &stb)) {
+		err = -errno;
+		goto out;
+	}
+	/* a zero-length blob is the empty tar stream, whatever its type */
+	if (S_ISREG(stb.st_mode) && !stb.st_size)
+		goto end_of_stream;
 	err = lfs_open_readers(x);
 	if (err)
 		goto out;
@@ -1350,27 +1586,30 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 		r = archive_read_next_header(x->inner, &ae);
 		if (r == ARCHIVE_EOF)
 			break;
-		if (r < ARCHIVE_WARN) {
+		/* ARCHIVE_RETRY: a damaged header, which libarchive would skip */
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
 			err = lfs_stream_error(x, NULL);
 			goto out;
 		}
 		if (r == ARCHIVE_WARN)
 			lfs_warn("layer %s: %s", o->layer_name,
 				 archive_error_string(x->inner));
-		if (++nentries > o->lim.max_entries) {
-			err = lfs_refuse(
-				o->layer_name, archive_entry_pathname(ae),
-				"more than %llu entries (--max-entries)",
-				(unsigned long long)o->lim.max_entries);
-			goto out;
-		}
-		err = lfs_extract_entry(x, ae);
+		err = lfs_check_entry(x, ae);
+		if (!err)
+			err = lfs_extract_entry(x, ae);
+		if (!err && lfs_pathset_count(x->set) > o->lim.max_entries)
+			err = lfs_refuse_paths(x, archive_entry_pathname(ae));
 		if (err)
 			goto out;
 	}
 	err = lfs_drain(x);
 	if (err)
 		goto out;
+end_of_stream:
+	if (lfs_tarframe_finish(x->frame, &rule)) {
+		err = lfs_refuse(o->layer_name, NULL, "%s", rule);
+		goto out;
+	}
 	lfs_sha256_final(x->diff, got);
 	if (o->diff_id && strcmp(got, o->diff_id)) {
 		err = lfs_refuse(o->layer_name, NULL,
@@ -1384,6 +1623,12 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 			strerror(-err));
 	if (!err && o->depends_below)
 		*o->depends_below = x->depends;
+	if (!err && o->image) {
+		o->image->entries += x->used.entries;
+		o->image->bytes += x->expanded;
+		o->image->names += x->used.names;
+		o->image->xattrs += x->used.xattrs;
+	}
 	lfs_progress_show(x, true);
 out:
 	if (x->pc_node)
@@ -1394,6 +1639,8 @@ out:
 		archive_read_free(x->inner);
 	if (x->outer)
 		archive_read_free(x->outer);
+	lfs_gzip_free(x->gz);
+	lfs_tarframe_free(x->frame);
 	free(x->dirs);
 	lfs_pathset_free(x->set);
 	lfs_sha256_free(x->diff);

@@ -39,7 +39,7 @@ struct lfs_lower {
 static int lfs_import_layer(struct lfs_store *st, int layoutfd,
 			    struct lfs_layer_desc *l,
 			    const struct lfs_import_opts *o,
-			    struct lfs_progress *prog,
+			    struct lfs_progress *prog, struct lfs_usage *used,
 			    const struct lfs_lower *lower, const char *chain)
 {
 	bool depends = false;
@@ -50,6 +50,7 @@ static int lfs_import_layer(struct lfs_store *st, int layoutfd,
 		.diff_id = l->diff_id,
 		.comp = l->comp,
 		.progress = prog,
+		.image = used,
 		.lower_fds = lower->fds,
 		.lower_names = lower->names,
 		.nlower = lower->n,
@@ -135,6 +136,7 @@ int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
 	       const struct lfs_import_opts *o)
 {
 	struct lfs_progress prog = { .enabled = isatty(STDERR_FILENO) };
+	struct lfs_usage used = { 0 }; /* by the layers unpacked so far */
 	char chain[LFS_DIGEST_LEN + 1] = "";
 	const char **names = NULL;
 	struct lfs_image img;
@@ -147,7 +149,7 @@ int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
 	err = lfs_store_set_format(st, o->fmt);
 	if (err) {
 		lfs_err("store %s holds %s layers; use another store for %s",
-			st->path, lfs_whiteout_fmt_name(st->fmt),
+			lfs_esc(st->path), lfs_whiteout_fmt_name(st->fmt),
 			lfs_whiteout_fmt_name(o->fmt));
 		goto out;
 	}
@@ -191,7 +193,7 @@ int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
 					LFS_PROG, i + 1, img.nlayers,
 					l->digest);
 		} else {
-			err = lfs_import_layer(st, layoutfd, l, o, &prog,
+			err = lfs_import_layer(st, layoutfd, l, o, &prog, &used,
 					       &lower, chain);
 			if (err)
 				break;
@@ -215,7 +217,8 @@ out_close:
 	if (!err)
 		err = lfs_store_write_image(st, o->name, &img);
 	if (err && err != -LFS_EREFUSED)
-		lfs_err("import %s:%s: %s", layout_dir, tag, strerror(-err));
+		lfs_err("import %s:%s: %s", lfs_esc(layout_dir), lfs_esc(tag),
+			strerror(-err));
 out:
 	lfs_image_release(&img);
 	return err;

@@ -41,11 +41,24 @@
 /* "sha256:" + 64 hex digits */
 #define LFS_DIGEST_LEN (7 + LFS_SHA256_HEX)
 
-/* limits on one layer's contents, set by --max-* */
+/*
+ * limits on what an import unpacks, set by --max-*: each bounds every
+ * layer, and the sum over the layers of the image that one import unpacks
+ */
 struct lfs_limits {
-	uint64_t max_entries; /* tar entries per layer */
-	uint64_t max_bytes; /* decompressed tar stream bytes per layer */
-	uint64_t max_path; /* bytes of a normalised entry path */
+	uint64_t max_entries; /* tar entries; a layer's paths with their parents */
+	uint64_t max_bytes; /* decompressed tar stream bytes */
+	uint64_t max_path; /* bytes of a normalised entry path (one entry) */
+	uint64_t max_names; /* bytes of entry names and link targets */
+	uint64_t max_xattrs; /* bytes of xattr names and values */
+};
+
+/* what unpacking used so far, counted against struct lfs_limits */
+struct lfs_usage {
+	uint64_t entries; /* tar entries */
+	uint64_t bytes; /* decompressed tar stream bytes */
+	uint64_t names; /* bytes of entry names and link targets */
+	uint64_t xattrs; /* bytes of xattr names and values */
 };
 
 /* how whiteouts and opaque directories are written */
@@ -94,6 +107,7 @@ void lfs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int lfs_refuse(const char *layer, const char *entry, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 char *lfs_escape_name(const char *s, char *buf, size_t len);
+const char *lfs_esc(const char *s);
 int lfs_parse_size(const char *s, uint64_t *out);
 bool lfs_valid_image_name(const char *name);
 int lfs_rm_tree_at(int dirfd, const char *name);
@@ -165,7 +179,7 @@ struct lfs_pnode {
 	uint32_t below_layer; /* LFS_BELOW_SYMLINK, LFS_BELOW_OTHER */
 	uint32_t plen; /* length of the path */
 	uint16_t namelen;
-	uint8_t kind; /* enum lfs_node_kind */
+	uint8_t kind; /* enum lfs_node_kind, set by lfs_pathset_mark() */
 	uint8_t below; /* enum lfs_below */
 	uint8_t flags; /* LFS_PN_* */
 	char name[]; /* no '/' */
@@ -183,6 +197,31 @@ struct lfs_pnode *lfs_pathset_add(struct lfs_pathset *set,
 				  size_t len);
 size_t lfs_pathset_count(const struct lfs_pathset *set);
 int lfs_pnode_path(const struct lfs_pnode *n, char *buf, size_t len);
+void lfs_pathset_mark(struct lfs_pathset *set, struct lfs_pnode *n,
+		      enum lfs_node_kind kind);
+
+/* gzip.c: gzip members, checked to the last byte */
+struct lfs_gzip;
+struct lfs_gzip *lfs_gzip_new(void);
+void lfs_gzip_free(struct lfs_gzip *z);
+ssize_t lfs_gzip_read(struct lfs_gzip *z, void *out, size_t len,
+		      ssize_t (*fill)(void *ctx, const void **buf), void *ctx,
+		      const char **why);
+
+/* tarframe.c: the block structure of a tar stream, read on its own */
+struct lfs_tar_frame {
+	uint64_t start; /* offset of its first header (extensions included) */
+	uint64_t size; /* data bytes its headers declare */
+	char type; /* the type flag of its main header */
+};
+
+struct lfs_tarframe;
+struct lfs_tarframe *lfs_tarframe_new(void);
+void lfs_tarframe_free(struct lfs_tarframe *t);
+void lfs_tarframe_feed(struct lfs_tarframe *t, const void *buf, size_t len);
+int lfs_tarframe_entry(struct lfs_tarframe *t, uint64_t pos,
+		       struct lfs_tar_frame *f, const char **rule);
+int lfs_tarframe_finish(struct lfs_tarframe *t, const char **rule);
 
 /* extract.c */
 struct lfs_progress {
@@ -200,6 +239,8 @@ struct lfs_extract_opts {
 	const char *diff_id; /* expected, NULL: not checked */
 	enum lfs_compression comp;
 	struct lfs_progress *progress; /* NULL: none */
+	/* the image's layers unpacked so far, added to on success; NULL: none */
+	struct lfs_usage *image;
 	/*
 	 * The image's layers below this one, just below first: O_PATH
 	 * directory fds and names for messages. Paths this layer does not

@@ -8,10 +8,16 @@
  * something that is not in the layer. A node also caches what the layers
  * below have at its path (extract.c), so each lower path is looked up once.
  *
- * Nodes are keyed by (parent node, name) in one open-addressing table, so
- * walking a path costs one hash of each component: linear in the path
- * length, however deep it is. A node's path is rebuilt from its parents
- * when a syscall needs it.
+ * Nodes are keyed by (parent node, name) in one open-addressing table
+ * (FNV-1a), so walking a path costs one hash of each component: linear in
+ * the path length, however deep it is, and a node holds its last
+ * component only. A node's path is rebuilt from its parents when a
+ * syscall needs it.
+ *
+ * A node only looked up, or only passed through, has no kind
+ * (LFS_NODE_NONE): it is not a path of the layer. lfs_pathset_count()
+ * counts the paths of the layer, entries and the parents they imply, for
+ * --max-entries.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,7 +30,8 @@
 struct lfs_pathset {
 	struct lfs_pnode **slots; /* NULL: free */
 	size_t cap; /* a power of two */
-	size_t count; /* used slots, kept below cap / 2 */
+	size_t used; /* used slots, kept below cap / 2 */
+	size_t count; /* nodes with a kind, the root aside */
 	struct lfs_pnode *root; /* the layer root, not in slots */
 };
 
@@ -153,7 +160,7 @@ struct lfs_pnode *lfs_pathset_add(struct lfs_pathset *set,
 
 	if (*s)
 		return *s;
-	if ((set->count + 1) * 2 > set->cap) {
+	if ((set->used + 1) * 2 > set->cap) {
 		if (lfs_pathset_grow(set)) {
 			errno = ENOMEM;
 			return NULL;
@@ -165,10 +172,25 @@ struct lfs_pnode *lfs_pathset_add(struct lfs_pathset *set,
 		errno = ENOMEM;
 		return NULL;
 	}
-	set->count++;
+	set->used++;
 	return *s;
 }
 
+/*
+ * lfs_pathset_mark() - give @n @kind: a node of another kind than
+ * LFS_NODE_NONE is a path of the layer (the root always is, uncounted)
+ */
+void lfs_pathset_mark(struct lfs_pathset *set, struct lfs_pnode *n,
+		      enum lfs_node_kind kind)
+{
+	if (n->parent && n->kind == LFS_NODE_NONE && kind != LFS_NODE_NONE)
+		set->count++;
+	else if (n->parent && n->kind != LFS_NODE_NONE && kind == LFS_NODE_NONE)
+		set->count--;
+	n->kind = kind;
+}
+
+/* Return: the paths of the layer (nodes with a kind), the root aside */
 size_t lfs_pathset_count(const struct lfs_pathset *set)
 {
 	return set->count;

@@ -535,6 +535,8 @@ def gen_corpus(out):
                       {"path": "/arch", "type": "reg", "sha256":
                        hashlib.sha256(b"arm64\n").hexdigest()}],
                   "must_not_contain": []})
+    __import__("corpus_index").gen(out, cases)
+    cases += __import__("corpus_layers").cases(out)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump({"cases": cases, "sentinel_files": {},
                    "sentinel_dir": SENT}, f, indent=1)

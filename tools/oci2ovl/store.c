@@ -5,7 +5,9 @@
  *   STORE/lock              flock(2): shared by every run that reads or
  *                           imports, exclusive for gc
  *   STORE/whiteout          "native" or "chardev": the layers' format
- *   STORE/layers/HEX/       one layer, named by its diff_id's hex (0700)
+ *   STORE/layers/HEX/       one layer, named by its diff_id's hex or, if
+ *                           it depends on the layers below, by its chain
+ *                           key's (import.c) (0700)
  *   STORE/images/NAME.json  one image: its layers top-first, digests, config
  *   STORE/tmp/              layers being extracted, pulls (0700)
  *
@@ -224,9 +226,28 @@ int lfs_store_commit_layer(struct lfs_store *st, const char *tmpname,
 
 static json_t *lfs_layer_json(const struct lfs_layer_desc *l)
 {
-	return json_pack("{s:s, s:s, s:s, s:I}", "diff_id", l->diff_id,
+	return json_pack("{s:s, s:s, s:s, s:I, s:s}", "diff_id", l->diff_id,
 			 "digest", l->digest, "media_type", l->media_type,
-			 "size", (json_int_t)l->size);
+			 "size", (json_int_t)l->size, "store_key",
+			 *l->key ? l->key : l->diff_id);
+}
+
+/**
+ * lfs_store_layer_key() - the name of a record's layer in layers/
+ *
+ * Its "store_key": the diff_id, or the chain key of a layer whose
+ * extraction depended on the layers below it (import.c). Records written
+ * before store keys existed name their layers by "diff_id".
+ *
+ * Return: a digest, or NULL if the record has none valid.
+ */
+const char *lfs_store_layer_key(json_t *layer)
+{
+	const char *k = json_string_value(json_object_get(layer, "store_key"));
+
+	if (!k)
+		k = json_string_value(json_object_get(layer, "diff_id"));
+	return k && lfs_digest_valid(k) ? k : NULL;
 }
 
 /* images/NAME.json: layers top-first */
@@ -296,10 +317,9 @@ int lfs_store_image_layer_dirs(struct lfs_store *st, json_t *rec, char ***dirs,
 		return -ENOMEM;
 	json_array_foreach(layers, i, l)
 	{
-		const char *diff =
-			json_string_value(json_object_get(l, "diff_id"));
+		const char *diff = lfs_store_layer_key(l);
 
-		if (!diff || !lfs_digest_valid(diff)) {
+		if (!diff) {
 			err = -EINVAL;
 			break;
 		}
@@ -482,10 +502,9 @@ int lfs_store_gc(struct lfs_store *st, unsigned int *removed)
 		}
 		json_array_foreach(json_object_get(rec, "layers"), j, l)
 		{
-			const char *diff = json_string_value(
-				json_object_get(l, "diff_id"));
+			const char *diff = lfs_store_layer_key(l);
 
-			if (diff && strlen(diff) == LFS_DIGEST_LEN)
+			if (diff)
 				json_object_set_new(keep, diff + 7,
 						    json_true());
 		}

@@ -1,0 +1,176 @@
+#!/bin/bash
+# One bounded libFuzzer run of an oci2ovl fuzz target, as root, in a
+# mount namespace where every mount is read-only but the run's own
+# directory and its scratch tmpfs. See docs/oci2ovl.md, "Fuzzing".
+#
+#   run.sh [-t SECONDS] [-n RUNS] [-s SEED] [-o DIR] [-b BIN] [-c SEEDS] [-k] TARGET [-- FLAG...]
+#   run.sh [-o DIR] [-b BIN] -r FILE... TARGET     run FILEs once each
+#   run.sh [-o DIR] -m TARGET                       make DIR/seeds only
+#
+#   TARGET   layer or json (build/bin/oci2ovl-fuzz-TARGET)
+#   -t       -max_total_time (default 30)
+#   -n       -runs: stop after RUNS inputs (0: the seeds only)
+#   -s       -seed (default 1; 0: a random one, printed)
+#   -o       the run's directory (default build/oci2ovl-fuzz/TARGET):
+#            seeds/, corpus/ (what the run found), artifacts/ (the inputs
+#            of crashes, leaks, timeouts), log
+#   -b       the fuzzer binary (a canary build, say)
+#   -c       a seed directory made by mkseeds.py (default: made now, from
+#            tools/oci2ovl/tests/mkimages.sh and lfs_tree.py gen-corpus)
+#   -k       keep corpus/ from the runs before (longer runs); without it
+#            corpus/ starts empty, so that a seed gives the same run
+#   FLAG     more libFuzzer flags (-fork=1 -ignore_crashes=1, say)
+#
+# Prints the run's numbers (executions, executions a second, edges and
+# features covered at the start and the end, corpus) and exits 0 if it
+# ended clean, 1 with the artifacts and how to replay them if it found
+# something, 2 on usage or set-up errors.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+
+if [ "${1:-}" = --sandboxed ]; then
+	# inside the namespace: $2 the run's directory, then the command
+	out=$2
+	shift 2
+	mount --bind "$out" "$out" || exit 2
+	mount -t tmpfs -o size=1g,mode=0700 oci2ovl-fuzz "$out/scratch" || exit 2
+	while read -r _ _ _ _ mp _; do
+		mp=$(printf '%b' "$mp") # mountinfo writes a space \040
+		case $mp in "$out" | "$out"/*) continue ;; esac
+		mount -o remount,bind,ro "$mp" 2>/dev/null
+	done < <(tac /proc/self/mountinfo)
+	if touch "$repo/.oci2ovl-fuzz-probe" 2>/dev/null ||
+		touch /tmp/.oci2ovl-fuzz-probe 2>/dev/null; then
+		rm -f "$repo/.oci2ovl-fuzz-probe" /tmp/.oci2ovl-fuzz-probe
+		echo "oci2ovl-fuzz: could not make the system read-only" >&2
+		exit 2
+	fi
+	# the targets' scratch, and libFuzzer's (-fork, -merge)
+	mkdir -p "$out/tmp" || exit 2
+	export LFS_FUZZ_SCRATCH=$out/scratch TMPDIR=$out/tmp
+	exec "$@"
+fi
+
+usage() {
+	sed -n '6,8p' "$0" | sed 's/^#  */usage: /' >&2
+	exit 2
+}
+
+time=30 runs=-1 seed=1 out= bin= seeds= keep=0 replay=0 make_seeds=0
+while getopts t:n:s:o:b:c:krm opt; do
+	case $opt in
+	t) time=$OPTARG ;;
+	n) runs=$OPTARG ;;
+	s) seed=$OPTARG ;;
+	o) out=$OPTARG ;;
+	b) bin=$OPTARG ;;
+	c) seeds=$OPTARG ;;
+	k) keep=1 ;;
+	r) replay=1 ;;
+	m) make_seeds=1 ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+if [ $replay = 1 ]; then
+	[ $# -ge 2 ] || usage
+	target=${!#}
+	files=("${@:1:$#-1}")
+else
+	[ $# -ge 1 ] || usage
+	target=$1
+	shift
+	[ $# = 0 ] || { [ "$1" = -- ] && shift; } || usage
+	flags=("$@")
+fi
+case $target in layer) max_len=131072 ;; json) max_len=65536 ;; *) usage ;; esac
+[[ $time =~ ^[0-9]+$ && $seed =~ ^[0-9]+$ && $runs =~ ^-?[0-9]+$ ]] || usage
+bin=${bin:-$repo/build/bin/oci2ovl-fuzz-$target}
+out=${out:-$repo/build/oci2ovl-fuzz/$target}
+[ -x "$bin" ] || [ $make_seeds = 1 ] || { echo "oci2ovl-fuzz: no $bin (make tools)" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "oci2ovl-fuzz: runs as root (a mount namespace of its own)" >&2; exit 2; }
+mkdir -p "$out" || exit 2
+out=$(cd "$out" && pwd)
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+mkdir -p "$out/scratch" "$out/artifacts" || exit 2
+
+# UBSan's reports name the function too
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+
+sandboxed() {
+	mkdir -p "$out/scratch" || return 2
+	unshare --mount --propagation private -- "$0" --sandboxed "$out" "$@"
+}
+
+if [ $replay = 1 ]; then
+	for f in "${files[@]}"; do
+		[ -f "$f" ] || { echo "oci2ovl-fuzz: no file $f" >&2; exit 2; }
+		LFS_FUZZ_VERBOSE=1 sandboxed "$bin" "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" || rc=1
+	done
+	rmdir "$out/scratch" 2>/dev/null
+	exit ${rc:-0}
+fi
+
+if [ -z "$seeds" ]; then
+	seeds=$out/seeds
+	rm -rf "$out/images" "$seeds"
+	"$repo/tools/oci2ovl/tests/mkimages.sh" "$out/images" >/dev/null &&
+		python3 "$repo/tools/oci2ovl/tests/lfs_tree.py" gen-corpus "$out/images/own" &&
+		python3 "$here/mkseeds.py" "$target" "$seeds" "$out/images/layout" "$out/images/own" >/dev/null ||
+		{ echo "oci2ovl-fuzz: could not make the seeds" >&2; exit 2; }
+	rm -rf "$out/images"
+fi
+[ $make_seeds = 0 ] || exit 0
+seeds=$(cd "$seeds" && pwd) || exit 2
+nseeds=$(find "$seeds" -maxdepth 1 -type f | wc -l)
+[ "$nseeds" -gt 0 ] || { echo "oci2ovl-fuzz: no seeds in $seeds" >&2; exit 2; }
+[ $keep = 1 ] || rm -rf "$out/corpus" "$out/artifacts"
+mkdir -p "$out/corpus" "$out/artifacts"
+[ "$seed" != 0 ] || seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+touch "$out/start" || exit 2
+
+# seeds/ is read only once: a copy inside the writable directory
+[ "$seeds" = "$out/seeds" ] || { rm -rf "$out/seeds" && cp -r "$seeds" "$out/seeds"; } || exit 2
+t0=$SECONDS
+sandboxed "$bin" -seed="$seed" -max_total_time="$time" -runs="$runs" -timeout=10 \
+	-rss_limit_mb=2048 -max_len=$max_len -print_final_stats=1 \
+	-dict="$here/$target.dict" -artifact_prefix="$out/artifacts/" \
+	-error_exitcode=77 -timeout_exitcode=78 "${flags[@]}" \
+	"$out/corpus" "$out/seeds" >"$out/log" 2>&1
+rc=$?
+rmdir "$out/scratch" 2>/dev/null
+
+lfs_stat() { sed -n "s/^stat::$1: *//p" "$out/log" | tail -n 1; }
+field() { sed -n "s/.* $1: \([0-9]*\).*/\1/p"; }
+inited=$(grep -m1 'INITED' "$out/log")
+last=$(grep -E '^#[0-9]+[[:space:]]+(DONE|NEW|REDUCE|pulse|INITED)' "$out/log" | tail -n 1)
+found=$(find "$out/artifacts" -type f -newer "$out/start" | sort)
+printf 'oci2ovl-fuzz %s: seed %s, %s s: %s runs, %s/s; cov %s -> %s, ft %s -> %s; corpus %s (%s seeds, %s new); peak rss %s MB\n' \
+	"$target" "$seed" $((SECONDS - t0)) "$(lfs_stat number_of_executed_units)" \
+	"$(lfs_stat average_exec_per_sec)" "$(field cov <<<"$inited")" \
+	"$(field cov <<<"$last")" "$(field ft <<<"$inited")" \
+	"$(field ft <<<"$last")" "$(sed -n 's/.* corp: \([0-9]*\).*/\1/p' <<<"$last")" \
+	"$nseeds" "$(lfs_stat new_units_added)" "$(lfs_stat peak_rss_mb)"
+if [ $rc = 0 ] && [ -z "$found" ] && grep -q '^Done [0-9]* runs' "$out/log"; then
+	# edges of each oci2ovl source file the corpus reaches (of the
+	# instrumented edges, the sanitizers' checks among them)
+	sandboxed "$bin" -runs=0 -print_coverage=1 "$out/corpus" "$out/seeds" \
+		>"$out/coverage" 2>&1
+	rmdir "$out/scratch" 2>/dev/null
+	awk '$1 ~ /COVERED_FUNC:/ {
+		split($5, e, "/"); f = $7; sub(/:[0-9]+$/, "", f)
+		if (f !~ /tools\/oci2ovl\/[a-z_]+\.c$/) next
+		n = split(f, p, "/"); c[p[n]] += e[1]; t[p[n]] += e[2]
+	} END {
+		for (f in c) if (c[f]) { s = s sprintf(" %s %d/%d", f, c[f], t[f]) }
+		print "oci2ovl-fuzz edges:" s
+	}' "$out/coverage"
+	exit 0
+fi
+echo "oci2ovl-fuzz $target: FAILED (exit $rc), the log is $out/log:"
+grep -E 'FAIL|ERROR|SUMMARY|^==[0-9]+==|runtime error|Test unit written' "$out/log" | head -n 20
+for a in $found; do
+	echo "oci2ovl-fuzz $target: artifact $a; replay: $0 -b $bin -r $a $target"
+done
+exit 1

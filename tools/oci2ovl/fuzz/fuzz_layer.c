@@ -69,6 +69,8 @@ struct lfs_buf {
 
 static void lfs_buf_put(struct lfs_buf *b, const void *data, size_t n)
 {
+	if (!n)
+		return;
 	if (b->len + n > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;
 

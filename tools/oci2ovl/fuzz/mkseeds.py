@@ -19,7 +19,8 @@ layer: every layer blob, as it is (gzip and zstd: modes 2 and 3) and, if
   And a few tars of our own with what those images lack (extra_tars()).
 json: per image (each tag, and the first image untagged), the params line,
   index.json and every JSON blob it reaches, with digests and sizes of
-  those blobs as @Dk/@Sk placeholders.
+  those blobs as @Dk/@Sk placeholders; and a few of our own with what
+  those images lack (extra_json_seeds()).
 
 Seeds are named by their SHA-256: identical seeds are written once.
 """
@@ -362,6 +363,64 @@ def json_seeds(out, root):
     return n
 
 
+def extra_json_seeds(out):
+    """what our images lack: an index that is no object, indexes nested
+    past LFS_MAX_INDEX_DEPTH, a negative size, docker media types"""
+    mt_index = "application/vnd.oci.image.index.v1+json"
+    mt_manifest = "application/vnd.oci.image.manifest.v1+json"
+    layer = {"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+             "digest": "sha256:" + "1" * 64, "size": 32}
+    config = json.dumps({"architecture": "amd64", "os": "linux",
+                         "rootfs": {"type": "layers",
+                                    "diff_ids": ["sha256:" + "2" * 64]}})
+
+    def desc(mt, k, **kw):
+        d = {"mediaType": mt, "digest": "@D%d" % k, "size": "@@S%d@@" % k}
+        d.update(kw)
+        return d
+
+    def seed(docs):
+        text = b"\n--\n".join(
+            re.sub(r'"@@S(\d)@@"', r"@S\1", d).encode() for d in docs)
+        write_seed(out, text)
+
+    def manifest(k, mt=mt_manifest, layer_mt=None, size=None):
+        lay = dict(layer)
+        if layer_mt:
+            lay["mediaType"] = layer_mt
+        if size is not None:
+            lay["size"] = size
+        return json.dumps({"schemaVersion": 2, "mediaType": mt,
+                           "config": desc("application/vnd.oci.image."
+                                          "config.v1+json", k),
+                           "layers": [lay]})
+
+    tagged = {"annotations": {REF_NAME: "t"}}
+    seed(["t linux/amd64", "[]"])
+    # index -> 6 nested indexes -> manifest -> config
+    docs = ["- linux/amd64",
+            json.dumps({"schemaVersion": 2,
+                        "manifests": [desc(mt_index, 2)]})]
+    for k in range(2, 8):
+        docs.append(json.dumps({"schemaVersion": 2, "mediaType": mt_index,
+                                "manifests": [desc(mt_index if k < 7 else
+                                                   mt_manifest, k + 1)]}))
+    docs += [manifest(9), config]
+    seed(docs[:9] + [docs[9]])
+    seed(["t linux/amd64",
+          json.dumps({"schemaVersion": 2,
+                      "manifests": [desc(mt_manifest, 2, **tagged)]}),
+          manifest(3, size=-1), config])
+    docker = "application/vnd.docker.distribution.manifest.v2+json"
+    seed(["t linux/amd64",
+          json.dumps({"schemaVersion": 2, "mediaType": "application/vnd."
+                      "docker.distribution.manifest.list.v2+json",
+                      "manifests": [desc(docker, 2, **tagged)]}),
+          manifest(3, mt=docker, layer_mt="application/vnd.docker.image."
+                   "rootfs.diff.tar.gzip"), config])
+    return 4
+
+
 def main(argv):
     if len(argv) < 4 or argv[1] not in ("layer", "json"):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
@@ -370,8 +429,7 @@ def main(argv):
     os.makedirs(out, exist_ok=True)
     make = layer_seeds if argv[1] == "layer" else json_seeds
     n = sum(make(out, root) for root in argv[3:])
-    if argv[1] == "layer":
-        n += extra_layer_seeds(out)
+    n += (extra_layer_seeds if argv[1] == "layer" else extra_json_seeds)(out)
     print("%s: %d seeds, %d distinct, in %s" % (argv[1], n,
                                                 len(os.listdir(out)), out))
     return 0 if n else 1

@@ -57,7 +57,7 @@ usage() {
 	exit 2
 }
 
-time=30 runs=-1 seed=1 out= bin= seeds= keep=0 replay=0 make_seeds=0
+time=30 runs=-1 seed=1 out='' bin='' seeds='' keep=0 replay=0 make_seeds=0
 while getopts t:n:s:o:b:c:krm opt; do
 	case $opt in
 	t) time=$OPTARG ;;
@@ -91,7 +91,7 @@ out=${out:-$repo/build/oci2ovl-fuzz/$target}
 [ -x "$bin" ] || [ $make_seeds = 1 ] || { echo "oci2ovl-fuzz: no $bin (make tools)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "oci2ovl-fuzz: runs as root (a mount namespace of its own)" >&2; exit 2; }
 mkdir -p "$out" || exit 2
-out=$(cd "$out" && pwd)
+out=$(cd "$out" && pwd -P)
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 mkdir -p "$out/scratch" "$out/artifacts" || exit 2
 
@@ -104,21 +104,24 @@ sandboxed() {
 }
 
 if [ $replay = 1 ]; then
+	rc=0
 	for f in "${files[@]}"; do
 		[ -f "$f" ] || { echo "oci2ovl-fuzz: no file $f" >&2; exit 2; }
 		LFS_FUZZ_VERBOSE=1 sandboxed "$bin" "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" || rc=1
 	done
 	rmdir "$out/scratch" 2>/dev/null
-	exit ${rc:-0}
+	exit $rc
 fi
 
 if [ -z "$seeds" ]; then
 	seeds=$out/seeds
 	rm -rf "$out/images" "$seeds"
-	"$repo/tools/oci2ovl/tests/mkimages.sh" "$out/images" >/dev/null &&
-		python3 "$repo/tools/oci2ovl/tests/lfs_tree.py" gen-corpus "$out/images/own" &&
-		python3 "$here/mkseeds.py" "$target" "$seeds" "$out/images/layout" "$out/images/own" >/dev/null ||
-		{ echo "oci2ovl-fuzz: could not make the seeds" >&2; exit 2; }
+	if ! "$repo/tools/oci2ovl/tests/mkimages.sh" "$out/images" >/dev/null ||
+		! python3 "$repo/tools/oci2ovl/tests/lfs_tree.py" gen-corpus "$out/images/own" ||
+		! python3 "$here/mkseeds.py" "$target" "$seeds" "$out/images/layout" "$out/images/own" >/dev/null; then
+		echo "oci2ovl-fuzz: could not make the seeds" >&2
+		exit 2
+	fi
 	rm -rf "$out/images"
 fi
 [ $make_seeds = 0 ] || exit 0

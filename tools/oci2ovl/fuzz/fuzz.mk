@@ -11,8 +11,10 @@
 # tests/bats/host/24-oci2ovl-fuzz.bats runs each for a bounded time with
 # fixed seeds in 'make test'.
 
-# Debian 12: clang is clang 14; libFuzzer is in libclang-rt-14-dev
-DEPS += clang libclang-rt-14-dev zlib1g-dev
+# Debian 12: clang is clang 14; libFuzzer and the sanitizers' runtimes are
+# in libclang-rt-14-dev, their symbolizer (function names in reports) in
+# llvm-14
+DEPS += clang libclang-rt-14-dev llvm-14 zlib1g-dev
 
 OCI2OVL_FUZZ_CC ?= clang
 OCI2OVL_FUZZ_DIR := $(OCI2OVL_DIR)/fuzz

@@ -1,7 +1,8 @@
 #!/bin/bash
 # One bounded libFuzzer run of an oci2ovl fuzz target, as root, in a
-# mount namespace where every mount is read-only but the run's own
-# directory and its scratch tmpfs. See docs/oci2ovl.md, "Fuzzing".
+# mount namespace and a root of its own where everything is read-only
+# but the run's directory and its scratch tmpfs. See docs/oci2ovl.md,
+# "Fuzzing".
 #
 #   run.sh [-t SECONDS] [-n RUNS] [-s SEED] [-o DIR] [-b BIN] [-c SEEDS] [-k] TARGET [-- FLAG...]
 #   run.sh [-o DIR] [-b BIN] -r FILE... TARGET     run FILEs once each
@@ -30,26 +31,45 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 
 if [ "${1:-}" = --sandboxed ]; then
-	# inside the namespace: $2 the run's directory, then the command
+	# inside the namespace: $2 the run's directory, then the command. A
+	# root of its own (a tmpfs, read-only once made) holds the system's
+	# directories and the repository bound read-only, the run's
+	# directory bound read-write, a tmpfs for the scratch; the command
+	# runs chrooted there (a chroot works where pivot_root does not,
+	# inside another chroot)
 	out=$2
 	shift 2
-	mount --bind "$out" "$out" || exit 2
-	mount -t tmpfs -o size=1g,mode=0700 oci2ovl-fuzz "$out/scratch" || exit 2
-	while read -r _ _ _ _ mp _; do
-		mp=$(printf '%b' "$mp") # mountinfo writes a space \040
-		case $mp in "$out" | "$out"/*) continue ;; esac
-		mount -o remount,bind,ro "$mp" 2>/dev/null
-	done < <(tac /proc/self/mountinfo)
-	if touch "$repo/.oci2ovl-fuzz-probe" 2>/dev/null ||
-		touch /tmp/.oci2ovl-fuzz-probe 2>/dev/null; then
-		rm -f "$repo/.oci2ovl-fuzz-probe" /tmp/.oci2ovl-fuzz-probe
-		echo "oci2ovl-fuzz: could not make the system read-only" >&2
+	root=$out/root
+	mount -t tmpfs -o mode=0755 oci2ovl-fuzz-root "$root" || exit 2
+	for d in bin sbin lib lib32 lib64 libx32 usr etc dev proc tmp; do
+		if [ -L "/$d" ]; then
+			ln -s "$(readlink "/$d")" "$root/$d"
+		elif [ -d "/$d" ]; then
+			mkdir "$root/$d" || exit 2
+			case $d in
+			tmp) continue ;;
+			proc) mount -t proc proc "$root/proc" || exit 2 ;;
+			*) mount --rbind "/$d" "$root/$d" || exit 2 ;;
+			esac
+			mount -o remount,bind,ro "$root/$d" || exit 2
+		fi
+	done
+	mkdir -p "$root$repo" || exit 2
+	mount --bind "$repo" "$root$repo" &&
+		mount -o remount,bind,ro "$root$repo" &&
+		mkdir -p "$root$out" &&
+		mount --bind "$out" "$root$out" &&
+		mount -t tmpfs -o size=1g,mode=0700 oci2ovl-fuzz "$root$out/scratch" &&
+		mount -o remount,ro "$root" || exit 2
+	if touch "$root$repo/.oci2ovl-fuzz-probe" 2>/dev/null ||
+		touch "$root/tmp/.oci2ovl-fuzz-probe" 2>/dev/null; then
+		echo "oci2ovl-fuzz: could not make the sandbox read-only" >&2
 		exit 2
 	fi
-	# the targets' scratch, and libFuzzer's (-fork, -merge)
 	mkdir -p "$out/tmp" || exit 2
+	# the targets' scratch, and libFuzzer's (-fork, -merge)
 	export LFS_FUZZ_SCRATCH=$out/scratch TMPDIR=$out/tmp
-	exec "$@"
+	exec chroot "$root" /bin/sh -c 'cd / && exec "$@"' sh "$@"
 fi
 
 usage() {
@@ -95,11 +115,16 @@ out=$(cd "$out" && pwd -P)
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 mkdir -p "$out/scratch" "$out/artifacts" || exit 2
 
-# UBSan's reports name the function too
+# UBSan's reports name the function too; the sanitizers' symbolizer is
+# llvm-14's (Debian 12's llvm-symbolizer without a version comes with
+# the "llvm" package, not in DEPS)
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+for s in llvm-symbolizer llvm-symbolizer-14; do
+	s=$(command -v $s) && export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$s} && break
+done
 
 sandboxed() {
-	mkdir -p "$out/scratch" || return 2
+	mkdir -p "$out/scratch" "$out/root" || return 2
 	unshare --mount --propagation private -- "$0" --sandboxed "$out" "$@"
 }
 
@@ -109,7 +134,7 @@ if [ $replay = 1 ]; then
 		[ -f "$f" ] || { echo "oci2ovl-fuzz: no file $f" >&2; exit 2; }
 		LFS_FUZZ_VERBOSE=1 sandboxed "$bin" "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" || rc=1
 	done
-	rmdir "$out/scratch" 2>/dev/null
+	rmdir "$out/scratch" "$out/root" 2>/dev/null
 	exit $rc
 fi
 
@@ -142,7 +167,7 @@ sandboxed "$bin" -seed="$seed" -max_total_time="$time" -runs="$runs" -timeout=10
 	-error_exitcode=77 -timeout_exitcode=78 "${flags[@]}" \
 	"$out/corpus" "$out/seeds" >"$out/log" 2>&1
 rc=$?
-rmdir "$out/scratch" 2>/dev/null
+rmdir "$out/scratch" "$out/root" 2>/dev/null
 
 lfs_stat() { sed -n "s/^stat::$1: *//p" "$out/log" | tail -n 1; }
 field() { sed -n "s/.* $1: \([0-9]*\).*/\1/p"; }
@@ -160,7 +185,7 @@ if [ $rc = 0 ] && [ -z "$found" ] && grep -q '^Done [0-9]* runs' "$out/log"; the
 	# instrumented edges, the sanitizers' checks among them)
 	sandboxed "$bin" -runs=0 -print_coverage=1 "$out/corpus" "$out/seeds" \
 		>"$out/coverage" 2>&1
-	rmdir "$out/scratch" 2>/dev/null
+	rmdir "$out/scratch" "$out/root" 2>/dev/null
 	awk '$1 ~ /COVERED_FUNC:/ {
 		split($5, e, "/"); f = $7; sub(/:[0-9]+$/, "", f)
 		if (f !~ /tools\/oci2ovl\/[a-z_]+\.c$/) next

@@ -6,6 +6,7 @@
 #   make oci2ovl-unit          runs the cmocka unit tests (TAP)
 #   make oci2ovl-test          unit tests, then tests/bats/host/2?-oci2ovl-*.bats
 #   make oci2ovl-bench         tools/oci2ovl/bench.sh
+#   make oci2ovl-fuzz          the fuzz targets, longer (tools/oci2ovl/fuzz/fuzz.mk)
 
 DEPS += libarchive-dev libjansson-dev libssl-dev libcmocka-dev pkg-config \
 	python3 skopeo umoci attr tar gzip zstd coreutils zlib1g-dev time
@@ -63,3 +64,5 @@ oci2ovl-test: tools
 
 oci2ovl-bench: tools
 	@$(OCI2OVL_DIR)/bench.sh
+
+include $(OCI2OVL_DIR)/fuzz/fuzz.mk

@@ -610,11 +610,12 @@ static int lfs_select_manifest(int dirfd, json_t *index, const char *tag,
 	if (!json_is_array(manifests))
 		return lfs_refuse(NULL, NULL,
 				  "index.json: \"manifests\" is not an array");
-	if (!lfs_has_tag(manifests, tag)) {
+	/* no @tag: every entry is a candidate, as lfs_select_in() takes it */
+	if (tag && !lfs_has_tag(manifests, tag)) {
 		lfs_err("no image tagged \"%s\" in the layout", lfs_esc(tag));
 		return -ENOENT;
 	}
-	err = lfs_check_tag(manifests, tag);
+	err = tag ? lfs_check_tag(manifests, tag) : 0;
 	if (err)
 		return err;
 	err = lfs_select_in(&s, manifests, "index.json", tag, 0);
@@ -640,7 +641,7 @@ static int lfs_select_manifest(int dirfd, json_t *index, const char *tag,
 	return lfs_refuse(
 		NULL, NULL,
 		"image \"%s\": no image manifest for platform %s%s%s%s",
-		lfs_esc(tag), lfs_esc(platform), more[0] ? " (" : "", more,
+		lfs_esc(tag ?: "(any tag)"), lfs_esc(platform), more[0] ? " (" : "", more,
 		more[0] ? ")" : "");
 }
 

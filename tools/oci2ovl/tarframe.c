@@ -163,9 +163,13 @@ static bool lfs_tf_zero(const unsigned char *b, size_t n)
  */
 static bool lfs_tf_pax(struct lfs_tarframe *t)
 {
-	const char *p = t->pax, *end = t->pax + t->paxlen;
+	const char *p = t->pax, *end;
 
 	t->pax_size = -1;
+	/* an empty header: no records, and no buffer to point past */
+	if (!p)
+		return true;
+	end = p + t->paxlen;
 	while (p < end) {
 		const char *q = p, *key, *eq, *val, *rec_end;
 		uint64_t n = 0, v = 0;

@@ -6,8 +6,9 @@
  * the JSON paths within its time, and keeps the input that shows it.
  *
  * The canary binaries are linked with -Wl,--wrap=lfs_path_normalize and
- * -Wl,--wrap=lfs_read_file_at: each call of those from another object
- * file of oci2ovl comes here first, runs the planted copy, then the real
+ * -Wl,--wrap=json_loadb: each call of those from another object file
+ * (extract.c's entry paths, layout.c's JSON documents, read once into a
+ * buffer there) comes here first, runs the planted copy, then the real
  * function. Neither plant fires on the seed corpus; the fuzzer has to
  * find the input.
  *
@@ -33,10 +34,10 @@ int __real_lfs_path_normalize(const char *in, const struct lfs_limits *lim,
 			      char **out, const char **rule);
 int __wrap_lfs_path_normalize(const char *in, const struct lfs_limits *lim,
 			      char **out, const char **rule);
-int __real_lfs_read_file_at(int dirfd, const char *path, size_t max, char **buf,
-			    size_t *len);
-int __wrap_lfs_read_file_at(int dirfd, const char *path, size_t max, char **buf,
-			    size_t *len);
+json_t *__real_json_loadb(const char *buf, size_t len, size_t flags,
+			  json_error_t *error);
+json_t *__wrap_json_loadb(const char *buf, size_t len, size_t flags,
+			  json_error_t *error);
 
 /*
  * A copy of a check for aufs's reserved names (".wh..wh.plnk", ...), as
@@ -134,14 +135,14 @@ static bool lfs_canary_too_deep(const char *buf, size_t len)
 	return false;
 }
 
-int __wrap_lfs_read_file_at(int dirfd, const char *path, size_t max, char **buf,
-			    size_t *len)
+json_t *__wrap_json_loadb(const char *buf, size_t len, size_t flags,
+			  json_error_t *error)
 {
-	int err = __real_lfs_read_file_at(dirfd, path, max, buf, len);
-
-	if (!err && lfs_canary_too_deep(*buf, *len)) {
-		free(*buf);
-		return -E2BIG;
+	/* refused as too deep: the caller reads it as malformed JSON */
+	if (lfs_canary_too_deep(buf, len)) {
+		memset(error, 0, sizeof(*error));
+		snprintf(error->text, sizeof(error->text), "nested too deep");
+		return NULL;
 	}
-	return err;
+	return __real_json_loadb(buf, len, flags, error);
 }

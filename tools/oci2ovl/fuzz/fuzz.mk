@@ -27,7 +27,7 @@ OCI2OVL_FUZZ_LIBOBJS := $(patsubst %.c,$(OCI2OVL_FUZZ_OBJDIR)/lib/%.o,$(OCI2OVL_
 OCI2OVL_FUZZ_TARGETS := layer json
 # the canary builds: planted bugs in copies of two parsing steps
 # (canary.c), called in front of the real ones through the linker
-OCI2OVL_FUZZ_WRAP := -Wl,--wrap=lfs_path_normalize -Wl,--wrap=lfs_read_file_at
+OCI2OVL_FUZZ_WRAP := -Wl,--wrap=lfs_path_normalize -Wl,--wrap=json_loadb
 OCI2OVL_FUZZ_BINS := $(patsubst %,build/bin/oci2ovl-fuzz-%,$(OCI2OVL_FUZZ_TARGETS)) \
 	$(patsubst %,build/bin/oci2ovl-fuzz-%-canary,$(OCI2OVL_FUZZ_TARGETS))
 

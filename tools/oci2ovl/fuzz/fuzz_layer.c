@@ -54,11 +54,15 @@
 enum { LFS_M_TAR, LFS_M_TAR_GZIP, LFS_M_GZIP, LFS_M_ZSTD };
 
 static const struct lfs_limits lfs_presets[4] = {
-	{ .max_entries = 4096, .max_bytes = 2 << 20, .max_path = PATH_MAX - 1 },
+	{ .max_entries = 4096, .max_bytes = 2 << 20, .max_path = PATH_MAX - 1,
+	  .max_names = 1 << 20, .max_xattrs = 1 << 20 },
 	/* the crafted corpus's --max-entries 10 --max-bytes 1M --max-path 100 */
-	{ .max_entries = 10, .max_bytes = 1 << 20, .max_path = 100 },
-	{ .max_entries = 64, .max_bytes = 64 << 10, .max_path = 255 },
-	{ .max_entries = 1, .max_bytes = 512, .max_path = 8 },
+	{ .max_entries = 10, .max_bytes = 1 << 20, .max_path = 100,
+	  .max_names = 64 << 10, .max_xattrs = 64 << 10 },
+	{ .max_entries = 64, .max_bytes = 64 << 10, .max_path = 255,
+	  .max_names = 4096, .max_xattrs = 4096 },
+	{ .max_entries = 1, .max_bytes = 512, .max_path = 8, .max_names = 64,
+	  .max_xattrs = 64 },
 };
 
 /* a growing output buffer */

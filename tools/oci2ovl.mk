@@ -4,7 +4,7 @@
 #   make tools                 builds build/bin/oci2ovl, its ASan/UBSan twin
 #                              build/bin/oci2ovl-asan, and the unit tests
 #   make oci2ovl-unit          runs the cmocka unit tests (TAP)
-#   make oci2ovl-test          unit tests, then tests/bats/host/20-oci2ovl-*.bats
+#   make oci2ovl-test          unit tests, then tests/bats/host/2?-oci2ovl-*.bats
 #   make oci2ovl-bench         tools/oci2ovl/bench.sh
 
 DEPS += libarchive-dev libjansson-dev libssl-dev libcmocka-dev pkg-config \
@@ -58,7 +58,7 @@ oci2ovl-unit: $(OCI2OVL_TEST_BINS)
 	@rc=0; for t in $^; do CMOCKA_MESSAGE_OUTPUT=TAP $$t || rc=1; done; exit $$rc
 
 oci2ovl-test: tools
-	@bats --tap tests/bats/host/20-oci2ovl-*.bats
+	@bats --tap tests/bats/host/2[0-9]-oci2ovl-*.bats
 
 oci2ovl-bench: tools
 	@$(OCI2OVL_DIR)/bench.sh

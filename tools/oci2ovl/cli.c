@@ -308,9 +308,13 @@ static int lfs_cmd_import(struct lfs_cli *c, bool pull)
 			lfs_whiteout_fmt_name(o.fmt));
 		r = LFS_EXIT_USAGE;
 	} else {
+		st.sync = c->sync;
 		err = pull ? lfs_pull(&st, c->args[1], &o) :
 			     lfs_import(&st, dir, tag, &o);
 		r = lfs_exit_code(err);
+		/* a concurrent first import chose the other format */
+		if (err && st.fmt_known && st.fmt != o.fmt)
+			r = LFS_EXIT_USAGE;
 	}
 	lfs_store_close(&st);
 out:

@@ -179,7 +179,15 @@ struct lfs_store {
 	int lockfd; /* the lock file, flock()ed */
 	enum lfs_whiteout_fmt fmt;
 	bool fmt_known; /* a layer format was recorded */
+	bool sync; /* fsync what is published (not with --no-sync) */
 };
+
+void lfs_test_point(const char *point);
+int lfs_store_sync_dir(const struct lfs_store *st, const char *sub);
+int lfs_store_meta_lock(struct lfs_store *st);
+void lfs_store_meta_unlock(struct lfs_store *st);
+int lfs_store_publish(struct lfs_store *st, const char *dir, const char *name,
+		      const char *data, size_t len, bool replace);
 
 int lfs_store_open(struct lfs_store *st, const char *path, bool create,
 		   bool exclusive);

@@ -3,34 +3,197 @@
  * The layer store:
  *
  *   STORE/lock              flock(2): shared by every run that reads or
- *                           imports, exclusive for gc
- *   STORE/whiteout          "native" or "chardev": the layers' format
+ *                           imports, exclusive for gc; it has no content
+ *   STORE/whiteout          "native\n" or "chardev\n": the layers' format
  *   STORE/layers/HEX/       one layer, named by its diff_id's hex (0700)
  *   STORE/images/NAME.json  one image: its layers top-first, digests, config
- *   STORE/tmp/              layers being extracted, pulls (0700)
+ *   STORE/tmp/              layers being extracted, pulls, files about to
+ *                           be published (0700)
  *
- * A layer appears in layers/ only by rename(RENAME_NOREPLACE) of a complete,
- * verified, synced directory from tmp/; an image record only by rename of a
- * synced file. So readers never see a partial layer or record, and two
- * imports of one layer race harmlessly: the second rename fails, its copy is
- * removed. gc, holding the lock exclusively, is the only run that deletes
- * layers and the leftovers of interrupted runs in tmp/.
+ * Creating the store is idempotent and crash-safe: the directories come
+ * first (mkdir, EEXIST is fine), the lock file last, so a store without
+ * its lock is not there yet for readers, and the next import completes
+ * it. The lock needs no content.
+ *
+ * Every file with content appears by rename (or link) of a complete file
+ * written and fsynced in tmp/, and every rename or link that publishes is
+ * followed by an fsync of the directory it publishes into (lfs_store_sync
+ * says which, --no-sync skips both). A layer appears in layers/ only by
+ * rename(RENAME_NOREPLACE) of a complete, verified, synced directory from
+ * tmp/. So readers never see a partial layer, record or format file, and
+ * two imports of one layer race harmlessly: the second rename fails, its
+ * copy is removed. gc, holding the lock exclusively, is the only run that
+ * deletes layers and the leftovers of interrupted runs in tmp/.
+ *
+ * Decisions that read the store and then change it (the whiteout format
+ * of a new store) are made under the meta lock, flock(LOCK_EX) of the
+ * store directory itself, held for a few syscalls by a run that already
+ * holds STORE/lock shared. Like STORE/lock it goes with the process.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "oci2ovl.h"
 
-/* mkdir -p */
+/**
+ * lfs_test_point() - a point where the tests kill or pause a run
+ *
+ * OCI2OVL_TEST_CRASH=POINT kills the process with SIGKILL at @point (a
+ * crash at the worst moment), OCI2OVL_TEST_PAUSE=POINT sleeps 0.3 s there
+ * (so that concurrent runs look at the store in that window). Neither
+ * changes what the run does otherwise. See docs/oci2ovl.md, Tests.
+ */
+void lfs_test_point(const char *point)
+{
+	const char *crash = getenv("OCI2OVL_TEST_CRASH");
+	const char *pause = getenv("OCI2OVL_TEST_PAUSE");
+	struct timespec ts = { 0, 300000000L };
+
+	if (pause && !strcmp(pause, point))
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	if (crash && !strcmp(crash, point))
+		raise(SIGKILL);
+}
+
+/* fsync a directory under the store ("" or "." for the store itself) */
+int lfs_store_sync_dir(const struct lfs_store *st, const char *sub)
+{
+	int fd, err = 0;
+
+	if (!st->sync)
+		return 0;
+	fd = openat(st->dirfd, *sub ? sub : ".",
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* the meta lock: see the head of this file */
+int lfs_store_meta_lock(struct lfs_store *st)
+{
+	while (flock(st->dirfd, LOCK_EX))
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+void lfs_store_meta_unlock(struct lfs_store *st)
+{
+	flock(st->dirfd, LOCK_UN);
+}
+
+/* create a file tmp/NAME.XXXXXX for lfs_store_publish(); @rel gets its name */
+static int lfs_store_mkstemp(struct lfs_store *st, char *rel, size_t len)
+{
+	char *full;
+	int fd, err = 0;
+
+	if (asprintf(&full, "%s/tmp/publish.XXXXXX", st->path) < 0)
+		return -ENOMEM;
+	fd = mkostemp(full, O_CLOEXEC);
+	if (fd < 0)
+		err = -errno;
+	else
+		snprintf(rel, len, "tmp/%s", strrchr(full, '/') + 1);
+	free(full);
+	return fd < 0 ? err : fd;
+}
+
+/*
+ * lfs_store_publish() - make @dir/@name hold @data, atomically
+ * @dir: a directory of the store, "" for the store itself
+ * @replace: replace a file already there; else -EEXIST if there is one
+ *
+ * Writes and fsyncs a file in tmp/, renames it (or, without @replace,
+ * links it: a link never replaces) to its place and fsyncs @dir. A crash
+ * at any point leaves the old file or the new one, and maybe a file in
+ * tmp/ for gc. Test point "publish-DIR" ("publish-NAME" in the store
+ * itself): written, not yet in place.
+ */
+int lfs_store_publish(struct lfs_store *st, const char *dir, const char *name,
+		      const char *data, size_t len, bool replace)
+{
+	char tmp[64], dst[PATH_MAX], point[PATH_MAX];
+	size_t done = 0;
+	int fd, err;
+
+	if (snprintf(dst, sizeof(dst), "%s%s%s", dir, *dir ? "/" : "",
+		     name) >= (int)sizeof(dst))
+		return -ENAMETOOLONG;
+	fd = lfs_store_mkstemp(st, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	if (fchmod(fd, 0644))
+		goto out_errno;
+	while (done < len) {
+		ssize_t w = write(fd, data + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			goto out_errno;
+		done += w;
+	}
+	if (st->sync && fsync(fd))
+		goto out_errno;
+	close(fd);
+	fd = -1;
+	snprintf(point, sizeof(point), "publish-%s", *dir ? dir : name);
+	lfs_test_point(point);
+	if (replace ? renameat(st->dirfd, tmp, st->dirfd, dst) :
+		      linkat(st->dirfd, tmp, st->dirfd, dst, 0))
+		goto out_errno;
+	if (!replace)
+		unlinkat(st->dirfd, tmp, 0);
+	return lfs_store_sync_dir(st, dir);
+out_errno:
+	err = -errno;
+	if (fd >= 0)
+		close(fd);
+	unlinkat(st->dirfd, tmp, 0);
+	return err;
+}
+
+/* fsync the directory that holds @path */
+static int lfs_sync_parent(const char *path)
+{
+	char buf[PATH_MAX], *slash;
+	int fd, err = 0;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	slash = strrchr(buf, '/');
+	if (slash == buf)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		strcpy(buf, ".");
+	fd = open(buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* mkdir -p; each directory made is synced into its parent */
 static int lfs_mkdir_p(const char *path, mode_t mode)
 {
 	char buf[PATH_MAX];
@@ -38,31 +201,87 @@ static int lfs_mkdir_p(const char *path, mode_t mode)
 
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
 		return -ENAMETOOLONG;
-	for (p = buf + 1; *p; p++) {
-		if (*p != '/')
+	for (p = buf + 1;; p++) {
+		bool last = !*p;
+
+		if (*p && *p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(buf, 0755) && errno != EEXIST)
+		if (mkdir(buf, last ? mode : 0755)) {
+			if (errno != EEXIST)
+				return -errno;
+		} else if (lfs_sync_parent(buf)) {
 			return -errno;
+		}
+		if (last)
+			return 0;
 		*p = '/';
 	}
-	if (mkdir(buf, mode) && errno != EEXIST)
-		return -errno;
-	return 0;
 }
 
+/* the subdirectories of a store, made by its first import */
+static const struct {
+	const char *name;
+	mode_t mode;
+} lfs_store_dirs[] = {
+	{ "layers", 0700 },
+	{ "images", 0755 },
+	{ "tmp", 0700 },
+};
+
+/*
+ * Make what is missing of the store in @st->dirfd: its directories, then
+ * its lock file, each synced into the store directory. A crash in
+ * between leaves a store without its lock (not there for readers) that
+ * the next import completes.
+ */
+static int lfs_store_complete(struct lfs_store *st)
+{
+	bool made = false;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < sizeof(lfs_store_dirs) / sizeof(lfs_store_dirs[0]);
+	     i++) {
+		if (!mkdirat(st->dirfd, lfs_store_dirs[i].name,
+			     lfs_store_dirs[i].mode))
+			made = true;
+		else if (errno != EEXIST)
+			return -errno;
+	}
+	if (made && lfs_store_sync_dir(st, ""))
+		return -errno;
+	fd = openat(st->dirfd, "lock",
+		    O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno == EEXIST ? 0 : -errno;
+	close(fd);
+	return lfs_store_sync_dir(st, "");
+}
+
+/*
+ * Read STORE/whiteout. A file without its final newline (empty, or part
+ * of a word) is what an earlier version left when it crashed, or a
+ * concurrent first import was, between creating and writing it: the
+ * format is not recorded yet, and lfs_store_set_format() writes it.
+ */
 static int lfs_store_read_format(struct lfs_store *st)
 {
 	char *buf;
 	size_t len;
 	int err;
 
+	st->fmt_known = false;
 	err = lfs_read_file_at(st->dirfd, "whiteout", 64, &buf, &len);
 	if (err == -ENOENT)
 		return 0;
 	if (err)
 		return err;
-	buf[strcspn(buf, "\n")] = '\0';
+	if (!len || buf[len - 1] != '\n') {
+		free(buf);
+		return 0;
+	}
+	buf[len - 1] = '\0';
 	err = lfs_whiteout_fmt_parse(buf, &st->fmt);
 	free(buf);
 	if (err) {
@@ -76,7 +295,7 @@ static int lfs_store_read_format(struct lfs_store *st)
 
 /**
  * lfs_store_open() - open (or create) the store and take its lock
- * @create: create the store if it is not there
+ * @create: create the store if it is not there, or complete it
  * @exclusive: lock exclusively (gc), else shared
  *
  * Return: 0 or -errno (-ENOENT: no store and !@create).
@@ -89,6 +308,7 @@ int lfs_store_open(struct lfs_store *st, const char *path, bool create,
 	memset(st, 0, sizeof(*st));
 	st->dirfd = -1;
 	st->lockfd = -1;
+	st->sync = true;
 	if (create) {
 		err = lfs_mkdir_p(path, 0755);
 		if (err)
@@ -104,24 +324,22 @@ int lfs_store_open(struct lfs_store *st, const char *path, bool create,
 		err = -errno;
 		goto fail;
 	}
-	if (create &&
-	    ((mkdirat(st->dirfd, "layers", 0700) && errno != EEXIST) ||
-	     (mkdirat(st->dirfd, "images", 0755) && errno != EEXIST) ||
-	     (mkdirat(st->dirfd, "tmp", 0700) && errno != EEXIST))) {
-		err = -errno;
-		goto fail;
+	if (create) {
+		err = lfs_store_complete(st);
+		if (err)
+			goto fail;
 	}
-	st->lockfd = openat(
-		st->dirfd, "lock",
-		(create ? O_CREAT : 0) | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
+	st->lockfd = openat(st->dirfd, "lock",
+			    O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (st->lockfd < 0) {
 		err = -errno;
 		goto fail;
 	}
-	if (flock(st->lockfd, exclusive ? LOCK_EX : LOCK_SH)) {
-		err = -errno;
-		goto fail;
-	}
+	while (flock(st->lockfd, exclusive ? LOCK_EX : LOCK_SH))
+		if (errno != EINTR) {
+			err = -errno;
+			goto fail;
+		}
 	err = lfs_store_read_format(st);
 	if (err)
 		goto fail;
@@ -145,33 +363,39 @@ void lfs_store_close(struct lfs_store *st)
 	st->lockfd = -1;
 }
 
-/* record the store's whiteout format on first use; it never changes */
+/*
+ * lfs_store_set_format() - record the store's whiteout format on first use
+ *
+ * Under the meta lock, so that of concurrent first imports exactly one
+ * decides; the file is published whole (lfs_store_publish), replacing a
+ * torn one (test point "publish-whiteout"). The format never changes.
+ *
+ * Return: 0, -EINVAL if the store holds the other format, or -errno.
+ */
 int lfs_store_set_format(struct lfs_store *st, enum lfs_whiteout_fmt fmt)
 {
-	const char *name = lfs_whiteout_fmt_name(fmt);
 	char line[16];
-	int fd, err = 0;
+	int err;
 
 	if (st->fmt_known)
 		return st->fmt == fmt ? 0 : -EINVAL;
-	fd = openat(st->dirfd, "whiteout",
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0 && errno == EEXIST) {
-		/* a concurrent first import won the race */
-		err = lfs_store_read_format(st);
-		return err ? err : (st->fmt == fmt ? 0 : -EINVAL);
+	err = lfs_store_meta_lock(st);
+	if (err)
+		return err;
+	err = lfs_store_read_format(st);
+	if (!err && !st->fmt_known) {
+		snprintf(line, sizeof(line), "%s\n", lfs_whiteout_fmt_name(fmt));
+		err = lfs_store_publish(st, "", "whiteout", line, strlen(line),
+					true);
+		if (!err) {
+			st->fmt = fmt;
+			st->fmt_known = true;
+		}
 	}
-	if (fd < 0)
-		return -errno;
-	snprintf(line, sizeof(line), "%s\n", name);
-	if (write(fd, line, strlen(line)) != (ssize_t)strlen(line) || fsync(fd))
-		err = -errno;
-	close(fd);
-	if (!err) {
-		st->fmt = fmt;
-		st->fmt_known = true;
-	}
-	return err;
+	lfs_store_meta_unlock(st);
+	if (err)
+		return err;
+	return st->fmt == fmt ? 0 : -EINVAL;
 }
 
 int lfs_store_layer_dir(const struct lfs_store *st, const char *diff_id,
@@ -208,18 +432,26 @@ int lfs_store_mktemp(struct lfs_store *st, const char *prefix, char **name)
 	return err;
 }
 
-/* move a finished layer into layers/; a copy already there wins */
+/*
+ * lfs_store_commit_layer() - move a finished layer into layers/
+ *
+ * A copy already there wins and ours is removed. The caller synced the
+ * layer's files (syncfs) unless --no-sync; the rename is synced into
+ * layers/ here (test point "layer-renamed": in place, not yet synced).
+ */
 int lfs_store_commit_layer(struct lfs_store *st, const char *tmpname,
 			   const char *diff_id)
 {
 	char rel[16 + LFS_SHA256_HEX];
 
 	snprintf(rel, sizeof(rel), "layers/%s", diff_id + 7);
-	if (!renameat2(st->dirfd, tmpname, st->dirfd, rel, RENAME_NOREPLACE))
-		return 0;
-	if (errno != EEXIST && errno != ENOTEMPTY)
-		return -errno;
-	return lfs_rm_tree_at(st->dirfd, tmpname);
+	if (renameat2(st->dirfd, tmpname, st->dirfd, rel, RENAME_NOREPLACE)) {
+		if (errno != EEXIST && errno != ENOTEMPTY)
+			return -errno;
+		return lfs_rm_tree_at(st->dirfd, tmpname);
+	}
+	lfs_test_point("layer-renamed");
+	return lfs_store_sync_dir(st, "layers");
 }
 
 static json_t *lfs_layer_json(const struct lfs_layer_desc *l)
@@ -229,7 +461,7 @@ static json_t *lfs_layer_json(const struct lfs_layer_desc *l)
 			 "size", (json_int_t)l->size);
 }
 
-/* images/NAME.json: layers top-first */
+/* images/NAME.json: layers top-first; published as lfs_store_publish() does */
 int lfs_store_write_image(struct lfs_store *st, const char *name,
 			  const struct lfs_image *img)
 {
@@ -256,8 +488,8 @@ int lfs_store_write_image(struct lfs_store *st, const char *name,
 	json_decref(rec);
 	if (!text)
 		return -ENOMEM;
-	snprintf(rel, sizeof(rel), "images/%s.json", name);
-	err = lfs_write_file_atomic(st->dirfd, rel, text, strlen(text));
+	snprintf(rel, sizeof(rel), "%s.json", name);
+	err = lfs_store_publish(st, "images", rel, text, strlen(text), true);
 	free(text);
 	return err;
 }

@@ -9,6 +9,7 @@
  *   STORE/images/NAME.json  one image: its layers top-first, digests, config
  *   STORE/tmp/              layers being extracted, pulls, files about to
  *                           be published (0700)
+ *   STORE/leases/ID.json    one live mount of an image (lease.c)
  *
  * Creating the store is idempotent and crash-safe: the directories come
  * first (mkdir, EEXIST is fine), the lock file last, so a store without
@@ -26,9 +27,11 @@
  * deletes layers and the leftovers of interrupted runs in tmp/.
  *
  * Decisions that read the store and then change it (the whiteout format
- * of a new store) are made under the meta lock, flock(LOCK_EX) of the
- * store directory itself, held for a few syscalls by a run that already
- * holds STORE/lock shared. Like STORE/lock it goes with the process.
+ * of a new store, whether a record may be replaced or removed, a lease
+ * and its mount) are made under the meta lock, flock(LOCK_EX) of the
+ * store directory itself, held for a few syscalls (a mount(2)) by a run
+ * that already holds STORE/lock shared. Like STORE/lock it goes with the
+ * process.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -227,6 +230,7 @@ static const struct {
 	{ "layers", 0700 },
 	{ "images", 0755 },
 	{ "tmp", 0700 },
+	{ "leases", 0700 },
 };
 
 /*
@@ -461,12 +465,53 @@ static json_t *lfs_layer_json(const struct lfs_layer_desc *l)
 			 "size", (json_int_t)l->size);
 }
 
-/* images/NAME.json: layers top-first; published as lfs_store_publish() does */
-int lfs_store_write_image(struct lfs_store *st, const char *name,
-			  const struct lfs_image *img)
+/*
+ * lfs_store_check_name() - may an import of @img be recorded as @name?
+ *
+ * Yes if there is no image of that name, if it is the same image (the
+ * same manifest digest: importing it again changes nothing), or with
+ * @replace. Else prints why and returns -LFS_ECONFLICT.
+ */
+int lfs_store_check_name(struct lfs_store *st, const char *name,
+			 const struct lfs_image *img, bool replace)
 {
-	json_t *rec, *layers;
-	char rel[PATH_MAX];
+	const char *old;
+	json_t *rec;
+	int err;
+
+	if (replace)
+		return 0;
+	err = lfs_store_read_image(st, name, &rec);
+	if (err == -ENOENT)
+		return 0;
+	if (err) {
+		lfs_err("store %s: image %s: unreadable record; give --replace to replace it",
+			st->path, name);
+		return err;
+	}
+	old = json_string_value(json_object_get(rec, "manifest_digest"));
+	err = 0;
+	if (!old || strcmp(old, img->manifest_digest)) {
+		lfs_err("store %s: image %s exists (manifest %s); give --replace to replace it, or another --name",
+			st->path, name, old ?: "unknown");
+		err = -LFS_ECONFLICT;
+	}
+	json_decref(rec);
+	return err;
+}
+
+/*
+ * lfs_store_write_image() - publish images/NAME.json, layers top-first
+ *
+ * Under the meta lock, as lfs_store_publish() does; without @replace only
+ * if lfs_store_check_name() allows it then. A replaced image's layers stay
+ * while a lease names them (gc keeps them); a note says so.
+ */
+int lfs_store_write_image(struct lfs_store *st, const char *name,
+			  const struct lfs_image *img, bool replace)
+{
+	json_t *rec, *layers, *live = NULL, *lease;
+	char rel[PATH_MAX], desc[PATH_MAX + 600];
 	char *text;
 	size_t i;
 	int err;
@@ -489,7 +534,31 @@ int lfs_store_write_image(struct lfs_store *st, const char *name,
 	if (!text)
 		return -ENOMEM;
 	snprintf(rel, sizeof(rel), "%s.json", name);
-	err = lfs_store_publish(st, "images", rel, text, strlen(text), true);
+	err = lfs_store_meta_lock(st);
+	if (err)
+		goto out_free;
+	err = lfs_store_check_name(st, name, img, replace);
+	if (!err && replace)
+		err = lfs_leases_live(st, name, false, &live, NULL);
+	if (!err)
+		err = lfs_store_publish(st, "images", rel, text, strlen(text),
+					true);
+	lfs_store_meta_unlock(st);
+	if (!err && live) {
+		json_array_foreach(live, i, lease)
+		{
+			const char *md = json_string_value(
+				json_object_get(lease, "manifest_digest"));
+
+			if (md && !strcmp(md, img->manifest_digest))
+				continue;
+			lfs_err("image %s replaced; the old one's layers stay while it is mounted on \"%s\"",
+				name,
+				lfs_lease_target(lease, desc, sizeof(desc)));
+		}
+	}
+	json_decref(live);
+out_free:
 	free(text);
 	return err;
 }
@@ -647,19 +716,66 @@ int lfs_store_list(struct lfs_store *st, json_t **out)
 	return 0;
 }
 
-int lfs_store_rm_image(struct lfs_store *st, const char *name)
+/**
+ * lfs_store_rm_image() - remove image @name's record
+ * @force: even if a live mount uses it (its layers stay while it does)
+ *
+ * Under the meta lock. Stale leases of the image are dropped.
+ *
+ * Return: 0, -ENOENT (no such image), -LFS_ECONFLICT (in use; the
+ * mounts printed) or -errno.
+ */
+int lfs_store_rm_image(struct lfs_store *st, const char *name, bool force)
 {
-	char rel[PATH_MAX];
+	char rel[PATH_MAX], desc[PATH_MAX + 600];
+	json_t *live, *lease;
+	struct stat stb;
+	size_t i;
+	int err;
 
 	if (!lfs_valid_image_name(name))
 		return -EINVAL;
 	snprintf(rel, sizeof(rel), "images/%s.json", name);
-	return unlinkat(st->dirfd, rel, 0) ? -errno : 0;
+	err = lfs_store_meta_lock(st);
+	if (err)
+		return err;
+	if (fstatat(st->dirfd, rel, &stb, AT_SYMLINK_NOFOLLOW)) {
+		err = -errno;
+		goto out;
+	}
+	err = lfs_leases_live(st, name, false, &live, NULL);
+	if (err)
+		goto out;
+	json_array_foreach(live, i, lease)
+	{
+		lfs_err("image %s is in use: mounted on \"%s\"%s", name,
+			lfs_lease_target(lease, desc, sizeof(desc)),
+			force ? "; removed all the same, its layers stay until it is unmounted" :
+				"");
+	}
+	if (json_array_size(live) && !force) {
+		lfs_err("image %s: not removed; 'oci2ovl umount' it first, or rm --force",
+			name);
+		err = -LFS_ECONFLICT;
+	}
+	json_decref(live);
+	if (err)
+		goto out;
+	if (unlinkat(st->dirfd, rel, 0))
+		err = -errno;
+	else
+		err = lfs_store_sync_dir(st, "images");
+out:
+	lfs_store_meta_unlock(st);
+	return err;
 }
 
-/* remove every entry of @sub not in @keep (NULL: remove all) */
+/*
+ * Remove every entry of @sub not in @keep (NULL: remove all); in a dry
+ * run list them ("SUB/NAME") on stdout instead.
+ */
 static int lfs_gc_dir(struct lfs_store *st, const char *sub, json_t *keep,
-		      unsigned int *removed)
+		      bool dry_run, unsigned int *removed)
 {
 	struct dirent *de;
 	int fd, err = 0;
@@ -674,32 +790,63 @@ static int lfs_gc_dir(struct lfs_store *st, const char *sub, json_t *keep,
 		return -errno;
 	}
 	while ((de = readdir(d))) {
+		char ebuf[512];
+
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (keep && json_object_get(keep, de->d_name))
 			continue;
-		err = lfs_rm_tree_at(fd, de->d_name);
-		if (err)
-			break;
+		if (dry_run) {
+			printf("%s/%s\n", sub,
+			       lfs_escape_name(de->d_name, ebuf, sizeof(ebuf)));
+		} else {
+			err = lfs_rm_tree_at(fd, de->d_name);
+			if (err)
+				break;
+		}
 		(*removed)++;
 	}
 	closedir(d);
 	return err;
 }
 
+/* add the diff_id hex of every layer of @layers (records' or leases') */
+static void lfs_gc_keep(json_t *keep, json_t *layers, bool lease)
+{
+	json_t *l;
+	size_t j;
+
+	json_array_foreach(layers, j, l)
+	{
+		const char *diff =
+			json_string_value(lease ? l : json_object_get(l, "diff_id"));
+
+		if (diff && strlen(diff) == LFS_DIGEST_LEN &&
+		    !json_object_get(keep, diff + 7))
+			json_object_set_new(keep, diff + 7, json_true());
+	}
+}
+
 /**
- * lfs_store_gc() - remove layers no image refers to, and tmp/ leftovers
+ * lfs_store_gc() - remove layers no image or live mount uses, stale
+ * leases, and tmp/ leftovers
+ * @dry_run: remove nothing; list what would go on stdout
+ * @removed: gets the number of layers and leftovers removed (or listed)
  *
  * Caller must hold the store lock exclusively. Stops, removing nothing,
- * if any image record cannot be read: its layers might be in use.
+ * if any image record or lease cannot be read: its layers might be in
+ * use. Layers kept only for a live mount are named on stderr.
  */
-int lfs_store_gc(struct lfs_store *st, unsigned int *removed)
+int lfs_store_gc(struct lfs_store *st, bool dry_run, unsigned int *removed)
 {
-	json_t *keep = json_object(), *rec, *l;
+	json_t *keep = json_object(), *rec, *live = NULL, *lease, *l;
+	char desc[PATH_MAX + 600];
+	unsigned int stale;
 	char **names;
 	size_t n, i, j;
 	int err;
 
+	*removed = 0;
 	if (!keep)
 		return -ENOMEM;
 	err = lfs_store_names(st, &names, &n);
@@ -712,24 +859,40 @@ int lfs_store_gc(struct lfs_store *st, unsigned int *removed)
 				st->path, names[i]);
 			break;
 		}
-		json_array_foreach(json_object_get(rec, "layers"), j, l)
-		{
-			const char *diff = json_string_value(
-				json_object_get(l, "diff_id"));
-
-			if (diff && strlen(diff) == LFS_DIGEST_LEN)
-				json_object_set_new(keep, diff + 7,
-						    json_true());
-		}
+		lfs_gc_keep(keep, json_object_get(rec, "layers"), false);
 		json_decref(rec);
 	}
 	lfs_free_names(names, n);
-	*removed = 0;
+	if (err)
+		goto out;
+	err = lfs_leases_live(st, NULL, dry_run, &live, &stale);
+	if (err) {
+		lfs_err("store %s: cannot tell which mounts are live; nothing removed",
+			st->path);
+		goto out;
+	}
+	json_array_foreach(live, i, lease)
+	{
+		json_array_foreach(json_object_get(lease, "layers"), j, l)
+		{
+			const char *diff = json_string_value(l);
+
+			if (!diff || strlen(diff) != LFS_DIGEST_LEN ||
+			    json_object_get(keep, diff + 7))
+				continue;
+			lfs_err("gc: layer %s kept: %s", diff,
+				lfs_lease_describe(lease, desc, sizeof(desc)));
+		}
+		lfs_gc_keep(keep, json_object_get(lease, "layers"), true);
+	}
+	*removed += stale;
+	err = lfs_gc_dir(st, "layers", keep, dry_run, removed);
 	if (!err)
-		err = lfs_gc_dir(st, "layers", keep, removed);
-	if (!err)
-		err = lfs_gc_dir(st, "tmp", NULL, removed);
+		err = lfs_gc_dir(st, "tmp", NULL, dry_run, removed);
+	if (!err && !dry_run)
+		err = lfs_store_sync_dir(st, "layers");
 out:
+	json_decref(live);
 	json_decref(keep);
 	return err;
 }

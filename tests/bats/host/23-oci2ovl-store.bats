@@ -1,9 +1,13 @@
 #!/usr/bin/env bats
 # oci2ovl's layer store on the host: a crash-safe first import (the
 # whiteout format file, concurrent first imports, a run killed in the
-# window), directory fsyncs after every rename that publishes something.
+# window), directory fsyncs after every rename that publishes something;
+# mount leases (gc, rm, re-import, umount, stale leases); re-imports.
 # The runs are killed or paused at named points through the test seams
-# OCI2OVL_TEST_CRASH and OCI2OVL_TEST_PAUSE (docs/oci2ovl.md, Tests).
+# OCI2OVL_TEST_CRASH and OCI2OVL_TEST_PAUSE, and 'oci2ovl mount' mounts
+# an empty tmpfs in place of layerfs through OCI2OVL_TEST_MOUNT=tmpfs
+# (docs/oci2ovl.md, Tests): layerfs is never mounted on the host. Those
+# mounts are made under the test's directory, and teardown unmounts them.
 # Host tests run as root.
 
 setup_file() {
@@ -16,7 +20,41 @@ setup() {
 	B=$REPO/build/bin/oci2ovl-asan
 	L=$BATS_FILE_TMPDIR/img/layout
 	S=$BATS_TEST_TMPDIR/store
+	M=$BATS_TEST_TMPDIR/mnt
 	export OCI2OVL_STORE=$S
+	# 'oci2ovl mount' mounts a tmpfs, never layerfs (see lfs_mount)
+	export OCI2OVL_TEST_MOUNT=tmpfs
+	mkdir -p "$M"
+}
+
+teardown() {
+	local m
+	[ -z "$SLEEPER" ] || kill "$SLEEPER" 2>/dev/null || true
+	# every mount under the test's directory, the deepest first
+	findmnt -rn -o TARGET | grep "^$BATS_TEST_TMPDIR/" | sort -r >"$BATS_TEST_TMPDIR/mounts" || true
+	while read -r m; do
+		umount -l "$m" || true
+	done <"$BATS_TEST_TMPDIR/mounts"
+}
+
+# lfs_mount IMAGE TARGET...: oci2ovl mount, only ever through the tmpfs seam
+lfs_mount() {
+	[ "$OCI2OVL_TEST_MOUNT" = tmpfs ] || return 1
+	"$B" mount "$@" >/dev/null
+}
+
+# lfs_layer IMAGE: the hex names of the image's layer directories
+lfs_layer() {
+	local l
+	l=$("$B" layers "$1") || return 1
+	sed 's|.*/||' <<<"$l"
+}
+
+# lfs_lease_ids: the IDs of the store's leases, one a line
+lfs_lease_ids() {
+	local l
+	l=$(ls "$S/leases") || return 1
+	sed 's/\.json$//' <<<"$l"
 }
 
 # lfs_empty DIR: DIR exists and holds nothing
@@ -192,4 +230,238 @@ EOF
 	lfs_empty "$S/tmp"
 	"$B" import "$L:deep"
 	"$B" layers deep >/dev/null
+}
+
+@test "mount records a lease naming the mount point and the layers; umount unmounts and drops it" {
+	"$B" import "$L:deep"
+	lfs_mount deep "$M"
+	mountpoint -q "$M"
+	id=$(lfs_lease_ids)
+	[ "$(wc -l <<<"$id")" = 1 ]
+	python3 - "$S/leases/$id.json" "$S/images/deep.json" "$(realpath "$M")" <<'EOF'
+import json, sys
+lease = json.load(open(sys.argv[1]))
+rec = json.load(open(sys.argv[2]))
+assert lease["target"] == sys.argv[3], lease
+assert lease["image"] == "deep", lease
+assert lease["layers"] == [l["diff_id"] for l in rec["layers"]], lease
+assert lease["manifest_digest"] == rec["manifest_digest"], lease
+assert lease["source"] == "oci2ovl:deep:" + lease["id"], lease
+# the mount that mountinfo shows is the one the lease names
+mi = [l.split() for l in open("/proc/self/mountinfo")]
+assert [m for m in mi if m[4] == sys.argv[3] and m[-2] == lease["source"]], mi
+EOF
+	"$B" umount "$M"
+	run mountpoint -q "$M"
+	[ "$status" = 32 ]
+	lfs_empty "$S/leases"
+	# nothing left to unmount there
+	run "$B" umount "$M"
+	[ "$status" = 1 ]
+	[[ $output == *"no oci2ovl mount there"* ]]
+}
+
+@test "rm of a mounted image is refused with exit status 4, naming the mount" {
+	"$B" import "$L:small"
+	lfs_mount small "$M"
+	run "$B" rm small
+	echo "$output"
+	[ "$status" = 4 ]
+	[[ $output == *"image small is in use: mounted on \"$(realpath "$M")\""* ]]
+	[[ $output == *"rm --force"* ]]
+	[ -f "$S/images/small.json" ]
+	"$B" umount "$M"
+	"$B" rm small
+	[ ! -e "$S/images/small.json" ]
+}
+
+@test "gc keeps the layers of a mounted image removed with rm --force, and says so" {
+	"$B" import "$L:small"
+	"$B" import "$L:churn"
+	layer=$(lfs_layer small)
+	lfs_mount small "$M"
+	run "$B" rm --force small
+	echo "$output"
+	[ "$status" = 0 ]
+	[[ $output == *"removed all the same"* ]]
+	[ ! -e "$S/images/small.json" ]
+	run "$B" gc
+	echo "$output"
+	[ "$status" = 0 ]
+	[[ $output == *"gc: layer sha256:$layer kept: image small mounted on \"$(realpath "$M")\""* ]]
+	[ -d "$S/layers/$layer" ]
+	[ "$(ls "$S/layers" | wc -l)" = 5 ]
+	"$B" umount "$M"
+	"$B" gc
+	[ ! -e "$S/layers/$layer" ]
+	[ "$(ls "$S/layers" | wc -l)" = 4 ]
+}
+
+@test "a re-import under an existing name is refused without --replace; the same image again is fine" {
+	"$B" import "$L:small"
+	before=$(cat "$S/images/small.json")
+	run "$B" import "$L:churn" --name small
+	echo "$output"
+	[ "$status" = 4 ]
+	[[ $output == *"image small exists (manifest sha256:"*"give --replace"* ]]
+	[ "$(cat "$S/images/small.json")" = "$before" ]
+	# refused before any layer was extracted
+	[ "$(ls "$S/layers" | wc -l)" = 1 ]
+	"$B" import "$L:small"
+	[ "$(cat "$S/images/small.json")" = "$before" ]
+	"$B" import "$L:churn" --name small --replace
+	[ "$("$B" layers small | wc -l)" = 4 ]
+}
+
+@test "a replaced image's layers stay while it is mounted" {
+	"$B" import "$L:small"
+	layer=$(lfs_layer small)
+	lfs_mount small "$M"
+	run "$B" import "$L:churn" --name small --replace
+	echo "$output"
+	[ "$status" = 0 ]
+	[[ $output == *"image small replaced; the old one's layers stay while it is mounted on"* ]]
+	"$B" gc
+	[ -d "$S/layers/$layer" ]
+	"$B" umount "$M"
+	"$B" gc
+	[ ! -e "$S/layers/$layer" ]
+	[ "$(ls "$S/layers" | wc -l)" = 4 ]
+}
+
+@test "a lease whose mount is gone is stale: rm and gc drop it and say so" {
+	"$B" import "$L:small"
+	layer=$(lfs_layer small)
+	lfs_mount small "$M"
+	# unmounted behind oci2ovl's back, then another mount on that point
+	umount "$M"
+	mount -t tmpfs other "$M"
+	run "$B" rm small
+	echo "$output"
+	[ "$status" = 0 ]
+	[[ $output == *"dropped the lease of image small mounted on"*"not mounted"* ]]
+	lfs_empty "$S/leases"
+	"$B" gc
+	[ ! -e "$S/layers/$layer" ]
+}
+
+@test "a lease is stale when another mount of its type, not its source, is on its mount point" {
+	"$B" import "$L:small"
+	layer=$(lfs_layer small)
+	lfs_mount small "$M"
+	umount "$M"
+	mount -t tmpfs "oci2ovl:small:0123" "$M"
+	"$B" rm small
+	"$B" gc
+	[ ! -e "$S/layers/$layer" ]
+	lfs_empty "$S/leases"
+}
+
+@test "a lease made in another mount namespace holds while the namespace lives" {
+	"$B" import "$L:small"
+	layer=$(lfs_layer small)
+	[ "$OCI2OVL_TEST_MOUNT" = tmpfs ]
+	unshare -m --propagation private sh -c '"$1" mount small "$2" >/dev/null && touch "$3" && exec sleep 60' \
+		sh "$B" "$M" "$BATS_TEST_TMPDIR/ready" &
+	SLEEPER=$!
+	for _ in $(seq 100); do
+		[ ! -e "$BATS_TEST_TMPDIR/ready" ] || break
+		sleep 0.05
+	done
+	[ -e "$BATS_TEST_TMPDIR/ready" ]
+	# not mounted here, but in its namespace
+	run mountpoint -q "$M"
+	[ "$status" = 32 ]
+	run "$B" rm small
+	[ "$status" = 4 ]
+	"$B" rm --force small
+	"$B" gc
+	[ -d "$S/layers/$layer" ]
+	# from here it cannot be unmounted
+	run "$B" umount "$M"
+	[ "$status" = 4 ]
+	[[ $output == *"in another mount namespace"* ]]
+	kill "$SLEEPER"
+	wait "$SLEEPER" || true
+	SLEEPER=
+	run "$B" gc
+	echo "$output"
+	[ "$status" = 0 ]
+	[[ $output == *"its mount namespace is gone"* ]]
+	[ ! -e "$S/layers/$layer" ]
+	lfs_empty "$S/leases"
+}
+
+@test "a mount killed between its lease and its mount leaves a stale lease that gc drops" {
+	"$B" import "$L:small"
+	layer=$(lfs_layer small)
+	[ "$OCI2OVL_TEST_MOUNT" = tmpfs ]
+	run env OCI2OVL_TEST_CRASH=lease-added "$B" mount small "$M"
+	[ "$status" = 137 ]
+	run mountpoint -q "$M"
+	[ "$status" = 32 ]
+	[ "$(lfs_lease_ids | wc -l)" = 1 ]
+	"$B" rm small
+	"$B" gc
+	[ ! -e "$S/layers/$layer" ]
+	lfs_empty "$S/leases"
+}
+
+@test "umount leaves an image mounted under another mount, and its lease" {
+	"$B" import "$L:small"
+	lfs_mount small "$M"
+	mount -t tmpfs over "$M"
+	run "$B" umount "$M"
+	echo "$output"
+	[ "$status" = 4 ]
+	[[ $output == *"not the topmost mount there"* ]]
+	[ "$(lfs_lease_ids | wc -l)" = 1 ]
+	umount "$M"
+	"$B" umount "$M"
+	run mountpoint -q "$M"
+	[ "$status" = 32 ]
+	lfs_empty "$S/leases"
+}
+
+@test "a lease that cannot be read stops gc: nothing is removed" {
+	"$B" import "$L:small"
+	"$B" import "$L:deep"
+	"$B" rm deep
+	mkdir -p "$S/leases" "$S/tmp/leftover"
+	echo '{"id": ' >"$S/leases/0123456789abcdef0123456789abcdef.json"
+	before=$(find "$S" | sort)
+	run "$B" gc
+	echo "$output"
+	[ "$status" = 1 ]
+	[[ $output == *"lease 0123456789abcdef0123456789abcdef.json: unreadable"* ]]
+	[[ $output == *"nothing removed"* ]]
+	[ "$(find "$S" | sort)" = "$before" ]
+}
+
+@test "gc --dry-run lists what gc removes, and removes nothing" {
+	"$B" import "$L:small"
+	"$B" import "$L:deep"
+	"$B" rm deep
+	mkdir -p "$S/tmp/leftover"
+	# and a stale lease
+	lfs_mount small "$M"
+	umount "$M"
+	before=$(find "$S" | sort)
+	"$B" gc --dry-run >"$BATS_TEST_TMPDIR/would"
+	cat "$BATS_TEST_TMPDIR/would"
+	[ "$(find "$S" | sort)" = "$before" ]
+	# deep's six layers, the leftover, the lease
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/would")" = 8 ]
+	"$B" gc
+	# exactly what it listed went
+	(set -o pipefail; cd "$S" && find layers tmp leases -mindepth 1 -maxdepth 1 | sort) >"$BATS_TEST_TMPDIR/left"
+	python3 - "$before" "$S" "$BATS_TEST_TMPDIR/would" "$BATS_TEST_TMPDIR/left" <<'EOF'
+import sys
+before, store, would, left = sys.argv[1:]
+top = {p[len(store) + 1:] for p in before.splitlines()
+       if p.startswith(store + "/") and p[len(store) + 1:].count("/") == 1
+       and p[len(store) + 1:].split("/")[0] in ("layers", "tmp", "leases")}
+gone = top - set(open(left).read().split())
+assert gone == set(open(would).read().split()), (gone, open(would).read())
+EOF
 }

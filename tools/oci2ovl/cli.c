@@ -4,7 +4,9 @@
  * result to an exit status (see docs/oci2ovl.1). Only main() exits.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <locale.h>
@@ -78,6 +80,7 @@ static const char lfs_usage[] =
 	"  mount IMAGE TARGET [--upper DIR [--work DIR]] [--fstype layerfs|overlay]\n"
 	"  mount IMAGE --print    print only the lowerdir= option\n"
 	"  umount TARGET          unmount an image and drop its lease\n"
+	"  verify IMAGE|--all     check layer directories against their tree manifests\n"
 	"\n"
 	"Options:\n"
 	"  --store DIR    the layer store (default $OCI2OVL_STORE, else " LFS_DEFAULT_STORE
@@ -706,6 +709,133 @@ out_close:
 	return r;
 }
 
+/* the diff_ids to verify: an image's (each once), or every layer's */
+static int lfs_verify_list(const struct lfs_cli *c, struct lfs_store *st,
+			   json_t **out)
+{
+	json_t *list = json_array(), *rec, *l;
+	struct dirent *de;
+	size_t i, j;
+	int fd, err;
+	DIR *d;
+
+	if (!list)
+		return -ENOMEM;
+	*out = list;
+	if (!c->all) {
+		err = lfs_store_read_image(st, c->args[1], &rec);
+		if (err) {
+			lfs_err("image %s: %s", c->args[1],
+				err == -ENOENT ? "not in the store" :
+						 strerror(-err));
+			return err;
+		}
+		json_array_foreach(json_object_get(rec, "layers"), i, l)
+		{
+			json_t *d = json_object_get(l, "diff_id");
+
+			if (!lfs_digest_valid(json_string_value(d) ?: "")) {
+				lfs_err("image %s: a layer without a diff_id",
+					c->args[1]);
+				json_decref(rec);
+				return -EINVAL;
+			}
+			for (j = 0; j < json_array_size(list); j++)
+				if (json_equal(json_array_get(list, j), d))
+					break;
+			if (j == json_array_size(list))
+				json_array_append(list, d);
+		}
+		json_decref(rec);
+		return 0;
+	}
+	fd = openat(st->dirfd, "layers", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((de = readdir(d))) {
+		char diff[8 + sizeof(de->d_name)];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(diff, sizeof(diff), "sha256:%s", de->d_name);
+		if (!lfs_digest_valid(diff)) {
+			char ebuf[512];
+
+			lfs_err("store %s: layers/%s: not a layer name",
+				st->path,
+				lfs_escape_name(de->d_name, ebuf, sizeof(ebuf)));
+			continue;
+		}
+		json_array_append_new(list, json_string(diff));
+	}
+	closedir(d);
+	return 0;
+}
+
+static int lfs_diff_cmp(const void *a, const void *b)
+{
+	return strcmp(json_string_value(*(json_t *const *)a),
+		      json_string_value(*(json_t *const *)b));
+}
+
+/*
+ * verify IMAGE|--all: every layer against its tree manifest; a line per
+ * layer on stdout, each difference on stderr.
+ */
+static int lfs_cmd_verify(struct lfs_cli *c)
+{
+	unsigned long diffs, total = 0;
+	struct lfs_store st;
+	json_t *list = NULL;
+	json_t **v;
+	size_t i, n;
+	int r, err;
+
+	r = lfs_check(c, c->all ? 0 : 1, c->all ? 0 : 1, LFS_OPT_ALL);
+	if (r >= 0)
+		return r;
+	if (!c->all && !lfs_valid_image_name(c->args[1]))
+		return lfs_usage_error("bad image name \"%s\"", c->args[1]);
+	err = lfs_store_open(&st, c->store, false, false);
+	if (err == -ENOENT)
+		lfs_err("no store at %s", c->store);
+	if (err)
+		return LFS_EXIT_FAIL;
+	err = lfs_verify_list(c, &st, &list);
+	n = json_array_size(list);
+	v = calloc(n + 1, sizeof(*v));
+	if (!err && !v)
+		err = -ENOMEM;
+	for (i = 0; !err && i < n; i++)
+		v[i] = json_array_get(list, i);
+	if (!err && c->all)
+		qsort(v, n, sizeof(*v), lfs_diff_cmp);
+	for (i = 0; !err && i < n; i++) {
+		const char *diff = json_string_value(v[i]);
+
+		err = lfs_tree_verify(&st, diff, &diffs);
+		if (err)
+			break;
+		if (diffs)
+			printf("%s: %lu difference%s\n", diff, diffs,
+			       diffs == 1 ? "" : "s");
+		else
+			printf("%s: ok\n", diff);
+		total += diffs;
+	}
+	free(v);
+	json_decref(list);
+	lfs_store_close(&st);
+	if (err)
+		return lfs_exit_code(err == -LFS_EREFUSED ? -EIO : err);
+	return total ? LFS_EXIT_REFUSED : LFS_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct lfs_cli c = {};
@@ -742,6 +872,8 @@ int main(int argc, char **argv)
 		r = lfs_cmd_mount(&c);
 	else if (!strcmp(cmd, "umount"))
 		r = lfs_cmd_umount(&c);
+	else if (!strcmp(cmd, "verify"))
+		r = lfs_cmd_verify(&c);
 	else
 		r = lfs_usage_error("unknown command \"%s\"", cmd);
 	if (fflush(stdout) && r == LFS_EXIT_OK)

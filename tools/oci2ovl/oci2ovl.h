@@ -213,6 +213,15 @@ int lfs_store_list(struct lfs_store *st, json_t **out);
 int lfs_store_rm_image(struct lfs_store *st, const char *name, bool force);
 int lfs_store_gc(struct lfs_store *st, bool dry_run, unsigned int *removed);
 
+/* tree.c */
+int lfs_tree_write(struct lfs_store *st, const char *tmpname,
+		   const char *diff_id);
+int lfs_tree_publish(struct lfs_store *st, const char *tmpname,
+		     const char *diff_id);
+int lfs_tree_repair(struct lfs_store *st);
+int lfs_tree_verify(struct lfs_store *st, const char *diff_id,
+		    unsigned long *diffs);
+
 /* lease.c */
 json_t *lfs_lease_make(const char *name, json_t *rec, const char *target,
 		       const char *fstype);

@@ -10,6 +10,7 @@
  *   STORE/tmp/              layers being extracted, pulls, files about to
  *                           be published (0700)
  *   STORE/leases/ID.json    one live mount of an image (lease.c)
+ *   STORE/trees/HEX         the tree manifest of layers/HEX (tree.c)
  *
  * Creating the store is idempotent and crash-safe: the directories come
  * first (mkdir, EEXIST is fine), the lock file last, so a store without
@@ -231,6 +232,7 @@ static const struct {
 	{ "images", 0755 },
 	{ "tmp", 0700 },
 	{ "leases", 0700 },
+	{ "trees", 0700 },
 };
 
 /*
@@ -439,23 +441,38 @@ int lfs_store_mktemp(struct lfs_store *st, const char *prefix, char **name)
 /*
  * lfs_store_commit_layer() - move a finished layer into layers/
  *
- * A copy already there wins and ours is removed. The caller synced the
- * layer's files (syncfs) unless --no-sync; the rename is synced into
- * layers/ here (test point "layer-renamed": in place, not yet synced).
+ * Writes its tree manifest beside it in tmp/ first, then renames the
+ * layer, syncs layers/ (test point "layer-renamed": in place, not yet
+ * synced) and moves the manifest to trees/. A copy already there wins and
+ * ours is removed, with its manifest. The caller synced the layer's files
+ * (syncfs) unless --no-sync, and removes @tmpname if this fails.
  */
 int lfs_store_commit_layer(struct lfs_store *st, const char *tmpname,
 			   const char *diff_id)
 {
-	char rel[16 + LFS_SHA256_HEX];
+	char rel[16 + LFS_SHA256_HEX], tree[PATH_MAX];
+	int err;
 
 	snprintf(rel, sizeof(rel), "layers/%s", diff_id + 7);
+	snprintf(tree, sizeof(tree), "%s.tree", tmpname);
+	err = lfs_tree_write(st, tmpname, diff_id);
+	if (err) {
+		lfs_err("layer %s: cannot write its tree manifest: %s", diff_id,
+			strerror(-err));
+		return err;
+	}
 	if (renameat2(st->dirfd, tmpname, st->dirfd, rel, RENAME_NOREPLACE)) {
-		if (errno != EEXIST && errno != ENOTEMPTY)
-			return -errno;
+		err = -errno;
+		unlinkat(st->dirfd, tree, 0);
+		if (err != -EEXIST && err != -ENOTEMPTY)
+			return err;
 		return lfs_rm_tree_at(st->dirfd, tmpname);
 	}
 	lfs_test_point("layer-renamed");
-	return lfs_store_sync_dir(st, "layers");
+	err = lfs_store_sync_dir(st, "layers");
+	if (!err)
+		err = lfs_tree_publish(st, tmpname, diff_id);
+	return err;
 }
 
 static json_t *lfs_layer_json(const struct lfs_layer_desc *l)
@@ -886,7 +903,13 @@ int lfs_store_gc(struct lfs_store *st, bool dry_run, unsigned int *removed)
 		lfs_gc_keep(keep, json_object_get(lease, "layers"), true);
 	}
 	*removed += stale;
-	err = lfs_gc_dir(st, "layers", keep, dry_run, removed);
+	/* manifests that a crash left in tmp/ first, then layers, then theirs */
+	if (!dry_run)
+		err = lfs_tree_repair(st);
+	if (!err)
+		err = lfs_gc_dir(st, "layers", keep, dry_run, removed);
+	if (!err)
+		err = lfs_gc_dir(st, "trees", keep, dry_run, removed);
 	if (!err)
 		err = lfs_gc_dir(st, "tmp", NULL, dry_run, removed);
 	if (!err && !dry_run)

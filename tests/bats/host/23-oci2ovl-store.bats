@@ -450,18 +450,152 @@ EOF
 	"$B" gc --dry-run >"$BATS_TEST_TMPDIR/would"
 	cat "$BATS_TEST_TMPDIR/would"
 	[ "$(find "$S" | sort)" = "$before" ]
-	# deep's six layers, the leftover, the lease
-	[ "$(wc -l <"$BATS_TEST_TMPDIR/would")" = 8 ]
+	# deep's six layers and their tree manifests, the leftover, the lease
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/would")" = 14 ]
 	"$B" gc
 	# exactly what it listed went
-	(set -o pipefail; cd "$S" && find layers tmp leases -mindepth 1 -maxdepth 1 | sort) >"$BATS_TEST_TMPDIR/left"
+	(set -o pipefail; cd "$S" && find layers trees tmp leases -mindepth 1 -maxdepth 1 | sort) >"$BATS_TEST_TMPDIR/left"
 	python3 - "$before" "$S" "$BATS_TEST_TMPDIR/would" "$BATS_TEST_TMPDIR/left" <<'EOF'
 import sys
 before, store, would, left = sys.argv[1:]
 top = {p[len(store) + 1:] for p in before.splitlines()
        if p.startswith(store + "/") and p[len(store) + 1:].count("/") == 1
-       and p[len(store) + 1:].split("/")[0] in ("layers", "tmp", "leases")}
+       and p[len(store) + 1:].split("/")[0] in ("layers", "trees", "tmp", "leases")}
 gone = top - set(open(left).read().split())
 assert gone == set(open(would).read().split()), (gone, open(would).read())
 EOF
+}
+
+# lfs_verify ARGS...: run oci2ovl verify ARGS; stdout in $output, stderr
+# in $BATS_TEST_TMPDIR/err (and shown)
+lfs_verify() {
+	run sh -c '"$1" verify "$3" 2>"$2"; rc=$?; cat "$2" >&2; exit $rc' sh "$B" "$BATS_TEST_TMPDIR/err" "$1"
+}
+
+@test "import writes a tree manifest of every layer it adds, and verify finds them intact" {
+	"$B" import "$L:churn"
+	"$B" import "$L:deep"
+	for l in $(lfs_layer churn) $(lfs_layer deep); do
+		head -n 1 "$S/trees/$l" | grep -q "^oci2ovl-tree 1 sha256:$l ino=[0-9]*$"
+	done
+	[ "$(ls "$S/trees" | wc -l)" = 10 ]
+	lfs_verify churn
+	[ "$status" = 0 ]
+	[ "${#lines[@]}" = 4 ]
+	for l in $(lfs_layer churn); do
+		[[ $output == *"sha256:$l: ok"* ]]
+	done
+	lfs_verify --all
+	[ "$status" = 0 ]
+	[ "${#lines[@]}" = 10 ]
+	[ ! -s "$BATS_TEST_TMPDIR/err" ]
+}
+
+@test "verify reports every difference of a layer, naming the layer, the path and what changed" {
+	"$B" import "$L:churn"
+	bottom=$(lfs_layer churn | tail -n 1)
+	d=$S/layers/$bottom
+	manifest=$S/trees/$bottom
+	# content (same size), mode, owner, xattrs changed, removed, added
+	printf 'X' | dd of="$d/d1/sub/x" conv=notrunc status=none
+	chmod 0755 "$d/usr/bin/tool"
+	chown 0:0 "$d/home/user/file"
+	setfattr -n user.comment -v bye "$d/etc/hosts"
+	setfattr -x user.dir "$d/etc"
+	setfattr -n trusted.evil -v 1 "$d/f1"
+	# a symlink's target, a broken hard link, a type, a device number
+	ln -sfn /etc/shadow "$d/etc/rel"
+	cp -a "$d/usr/bin/b" "$d/usr/bin/b.new"
+	mv "$d/usr/bin/b.new" "$d/usr/bin/b"
+	rm "$d/pipe"
+	touch "$d/pipe"
+	rm "$d/dev-null"
+	mknod -m 0644 "$d/dev-null" c 1 5
+	# an entry gone, an entry added
+	rm "$d/gone/deeper/g"
+	echo x >"$d/var/tmp/new"
+	lfs_verify churn
+	[ "$status" = 3 ]
+	[[ $output == *"sha256:$bottom: 17 differences"* ]]
+	[ "$(grep -c ': ok$' <<<"$output")" = 3 ]
+	p="oci2ovl: layer sha256:$bottom: entry"
+	sha=$(sed -n 's|^d1/sub/x .* sha256=\([0-9a-f]*\)$|\1|p' "$manifest")
+	now=$(sha256sum "$d/d1/sub/x" | cut -d' ' -f1)
+	cat >"$BATS_TEST_TMPDIR/want" <<EOF
+$p "d1/sub/x": sha256 $now, recorded $sha
+$p "dev-null": rdev 1:5, recorded 1:3
+$p "etc": xattr user.dir missing, recorded 64
+$p "etc/hosts": xattr user.comment 627965, recorded 68656c6c6f
+$p "etc/rel": target /etc/shadow, recorded ../usr/bin/tool
+$p "f1": xattr trusted.evil 31, not recorded
+$p "gone/deeper/g": missing
+$p "home/user/file": uid 0, recorded 1000
+$p "home/user/file": gid 0, recorded 1000
+$p "pipe": type f, recorded p
+$p "pipe": size 0, not recorded
+$p "pipe": sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855, not recorded
+$p "usr/bin/b": link missing, recorded etc/c
+$p "usr/bin/b": size 5, not recorded
+$p "usr/bin/b": sha256 a6328afc76e9db71da297ebff4b0d3e7a7eb3b01d917c05a6573fef121b6ecb6, not recorded
+$p "usr/bin/tool": mode 0755, recorded 4755
+$p "var/tmp/new": not in the tree manifest
+EOF
+	sort -o "$BATS_TEST_TMPDIR/got" "$BATS_TEST_TMPDIR/err"
+	sort -o "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/want"
+	diff -u "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got"
+}
+
+@test "verify says which layers it cannot check: no manifest, no layer, a manifest of another layer" {
+	"$B" import "$L:churn"
+	set -- $(lfs_layer churn)
+	rm "$S/trees/$1"
+	rm -r "$S/layers/$2"
+	cp "$S/trees/$4" "$S/trees/$3"
+	lfs_verify churn
+	[ "$status" = 3 ]
+	[[ $output == *"sha256:$1: 1 difference"* ]]
+	[[ $output == *"sha256:$4: ok"* ]]
+	grep -qx "oci2ovl: layer sha256:$1: no tree manifest (imported by an oci2ovl without verify, or its import was killed): it cannot be verified" "$BATS_TEST_TMPDIR/err"
+	grep -qx "oci2ovl: layer sha256:$2: missing from the store" "$BATS_TEST_TMPDIR/err"
+	grep -qx "oci2ovl: layer sha256:$3: the tree manifest is not one" "$BATS_TEST_TMPDIR/err"
+	run "$B" verify nosuch
+	[ "$status" = 1 ]
+	run "$B" verify churn --all
+	[ "$status" = 2 ]
+}
+
+@test "a crash between a layer's rename and its manifest's leaves the manifest in tmp/: verify reads it, gc puts it in place" {
+	run env OCI2OVL_TEST_CRASH=layer-renamed "$B" import "$L:small"
+	[ "$status" = 137 ]
+	layer=$(ls "$S/layers")
+	[ -n "$layer" ]
+	[ ! -e "$S/trees/$layer" ]
+	# and manifests of other copies of that layer, which lost the race
+	cand=$(ls "$S/tmp" | grep "^$layer\..*\.tree$")
+	for x in aaaaaa zzzzzz; do
+		sed "1s/ino=[0-9]*/ino=1/" "$S/tmp/$cand" >"$S/tmp/$layer.$x.tree"
+		echo 'x type=f mode=0644 uid=0 gid=0' >>"$S/tmp/$layer.$x.tree"
+	done
+	lfs_verify --all
+	[ "$status" = 0 ]
+	[ "$output" = "sha256:$layer: ok" ]
+	"$B" import "$L:small"
+	"$B" gc
+	[ -f "$S/trees/$layer" ]
+	lfs_empty "$S/tmp"
+	# the copy that won: its ino= is the layer's, not the other's line
+	head -n 1 "$S/trees/$layer" | grep -qx "oci2ovl-tree 1 sha256:$layer ino=$(stat -c %i "$S/layers/$layer")"
+	run grep -c '^x ' "$S/trees/$layer"
+	[ "$output" = 0 ]
+	lfs_verify small
+	[ "$status" = 0 ]
+}
+
+@test "gc removes a layer's tree manifest with the layer" {
+	"$B" import "$L:small"
+	"$B" import "$L:deep"
+	"$B" rm deep
+	"$B" gc
+	[ "$(ls "$S/trees")" = "$(ls "$S/layers")" ]
+	[ "$(ls "$S/trees" | wc -l)" = 1 ]
 }

@@ -149,22 +149,17 @@ static int lfs_name_sort(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* the SHA-256 of a regular file, "sha256:HEX" into @out */
-static int lfs_walk_hash(struct lfs_walk *w, int dirfd, const char *name,
+/* the SHA-256 of the regular file open in @fd, "sha256:HEX" into @out */
+static int lfs_walk_hash(struct lfs_walk *w, int fd,
 			 char out[LFS_DIGEST_LEN + 1])
 {
 	struct lfs_sha256 *h;
-	int fd, err = 0;
+	int err = 0;
 	ssize_t r;
 
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
 	h = lfs_sha256_new();
-	if (!h) {
-		close(fd);
+	if (!h)
 		return -ENOMEM;
-	}
 	while ((r = read(fd, w->buf, sizeof(w->buf))) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -177,7 +172,6 @@ static int lfs_walk_hash(struct lfs_walk *w, int dirfd, const char *name,
 	if (!err)
 		lfs_sha256_final(h, out);
 	lfs_sha256_free(h);
-	close(fd);
 	return err;
 }
 
@@ -186,8 +180,25 @@ static int lfs_xattr_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* " x.NAME=HEX" for every xattr of @name in @dirfd ("" : @dirfd itself) */
-static int lfs_walk_xattrs(struct lfs_walk *w, int dirfd, const char *name)
+/*
+ * The xattrs of an entry: through @fd when it is open (files,
+ * directories), else of @name in @dirfd, never following it.
+ */
+static ssize_t lfs_xlist(int fd, const char *p, char *buf, size_t len)
+{
+	return fd >= 0 ? flistxattr(fd, buf, len) : llistxattr(p, buf, len);
+}
+
+static ssize_t lfs_xget(int fd, const char *p, const char *name, void *buf,
+			size_t len)
+{
+	return fd >= 0 ? fgetxattr(fd, name, buf, len) :
+			 lgetxattr(p, name, buf, len);
+}
+
+/* " x.NAME=HEX" for every xattr of the entry, names sorted */
+static int lfs_walk_xattrs(struct lfs_walk *w, int fd, int dirfd,
+			   const char *name)
 {
 	char p[64 + NAME_MAX + 2], *list = NULL, **names = NULL, *q;
 	unsigned char *val = NULL;
@@ -196,7 +207,7 @@ static int lfs_walk_xattrs(struct lfs_walk *w, int dirfd, const char *name)
 	int err = 0;
 
 	snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", dirfd, name);
-	len = *name ? llistxattr(p, NULL, 0) : flistxattr(dirfd, NULL, 0);
+	len = lfs_xlist(fd, p, NULL, 0);
 	if (len < 0)
 		return errno == ENOTSUP ? 0 : -errno;
 	if (!len)
@@ -204,7 +215,7 @@ static int lfs_walk_xattrs(struct lfs_walk *w, int dirfd, const char *name)
 	list = malloc(len);
 	if (!list)
 		return -ENOMEM;
-	len = *name ? llistxattr(p, list, len) : flistxattr(dirfd, list, len);
+	len = lfs_xlist(fd, p, list, len);
 	if (len < 0) {
 		err = -errno;
 		goto out;
@@ -220,8 +231,7 @@ static int lfs_walk_xattrs(struct lfs_walk *w, int dirfd, const char *name)
 		names[i++] = q;
 	qsort(names, n, sizeof(*names), lfs_xattr_cmp);
 	for (i = 0; i < n && !err; i++) {
-		vlen = *name ? lgetxattr(p, names[i], NULL, 0) :
-			       fgetxattr(dirfd, names[i], NULL, 0);
+		vlen = lfs_xget(fd, p, names[i], NULL, 0);
 		if (vlen < 0) {
 			err = -errno;
 			break;
@@ -232,8 +242,7 @@ static int lfs_walk_xattrs(struct lfs_walk *w, int dirfd, const char *name)
 			err = -ENOMEM;
 			break;
 		}
-		vlen = *name ? lgetxattr(p, names[i], val, vlen) :
-			       fgetxattr(dirfd, names[i], val, vlen);
+		vlen = lfs_xget(fd, p, names[i], val, vlen);
 		if (vlen < 0) {
 			err = -errno;
 			break;
@@ -276,32 +285,65 @@ static char lfs_type_char(mode_t m)
 static int lfs_walk_dir(struct lfs_walk *w, int dirfd, size_t plen);
 
 /*
+ * Open a regular file or a directory of the walk, and check that it is
+ * still the entry that fstatat() saw (a layer changed under the walk).
+ */
+static int lfs_walk_open(int dirfd, const char *name, const struct stat *st)
+{
+	struct stat now;
+	int fd;
+
+	fd = openat(dirfd, name,
+		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+			    (S_ISDIR(st->st_mode) ? O_DIRECTORY : 0));
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &now) || now.st_ino != st->st_ino ||
+	    now.st_dev != st->st_dev ||
+	    (now.st_mode & S_IFMT) != (st->st_mode & S_IFMT)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/*
  * Describe the entry @name of @dirfd (whose path is w->path, @plen bytes
- * long, "" for the root with @name "") and recurse into a directory.
+ * long; "" and 0 for the root, @dirfd itself) and recurse into a
+ * directory.
  */
 static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 			  size_t plen)
 {
 	char digest[LFS_DIGEST_LEN + 1], key[48];
+	int err, fd = -1;
 	struct stat st;
 	size_t pathlen;
 	json_t *first;
-	int err, fd;
 
 	if (*name ? fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) :
 		    fstat(dirfd, &st))
 		return -errno;
+	if (!*name) {
+		fd = dup(dirfd);
+		if (fd < 0)
+			return -errno;
+	} else if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+		fd = lfs_walk_open(dirfd, name, &st);
+		if (fd < 0)
+			return fd;
+	}
 	w->line.len = 0;
 	err = plen ? lfs_str_esc(&w->line, w->path, plen) :
 		     lfs_str_add(&w->line, ".", 1);
-	if (err)
-		return err;
 	pathlen = w->line.len;
-	err = lfs_str_printf(&w->line, " type=%c mode=%04o uid=%u gid=%u",
-			     lfs_type_char(st.st_mode), st.st_mode & 07777,
-			     st.st_uid, st.st_gid);
+	if (!err)
+		err = lfs_str_printf(&w->line,
+				     " type=%c mode=%04o uid=%u gid=%u",
+				     lfs_type_char(st.st_mode),
+				     st.st_mode & 07777, st.st_uid, st.st_gid);
 	if (err)
-		return err;
+		goto out;
 	if (S_ISREG(st.st_mode)) {
 		snprintf(key, sizeof(key), "%llu:%llu",
 			 (unsigned long long)st.st_dev,
@@ -319,7 +361,7 @@ static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 				json_object_set_new(
 					w->inodes, key,
 					json_stringn(w->line.p, pathlen));
-			err = lfs_walk_hash(w, dirfd, name, digest);
+			err = lfs_walk_hash(w, fd, digest);
 			if (!err)
 				err = lfs_str_printf(&w->line,
 						     " size=%lld sha256=",
@@ -332,8 +374,10 @@ static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 		char target[PATH_MAX];
 		ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
 
-		if (n < 0)
-			return -errno;
+		if (n < 0) {
+			err = -errno;
+			goto out;
+		}
 		err = lfs_str_add(&w->line, " target=", 8);
 		if (!err)
 			err = lfs_str_esc(&w->line, target, n);
@@ -342,19 +386,14 @@ static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 				     major(st.st_rdev), minor(st.st_rdev));
 	}
 	if (!err)
-		err = lfs_walk_xattrs(w, dirfd, name);
+		err = lfs_walk_xattrs(w, fd, dirfd, name);
 	if (!err)
 		err = w->emit(w, w->line.p, pathlen);
-	if (err || !S_ISDIR(st.st_mode))
-		return err;
-	if (!*name)
-		return lfs_walk_dir(w, dirfd, plen);
-	fd = openat(dirfd, name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = lfs_walk_dir(w, fd, plen);
-	close(fd);
+	if (!err && S_ISDIR(st.st_mode))
+		err = lfs_walk_dir(w, fd, plen);
+out:
+	if (fd >= 0)
+		close(fd);
 	return err;
 }
 

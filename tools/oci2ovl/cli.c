@@ -716,8 +716,8 @@ static int lfs_verify_list(const struct lfs_cli *c, struct lfs_store *st,
 	json_t *list = json_array(), *rec, *l;
 	struct dirent *de;
 	size_t i, j;
-	int fd, err;
 	DIR *d;
+	int err;
 
 	if (!list)
 		return -ENOMEM;
@@ -749,14 +749,9 @@ static int lfs_verify_list(const struct lfs_cli *c, struct lfs_store *st,
 		json_decref(rec);
 		return 0;
 	}
-	fd = openat(st->dirfd, "layers", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	d = lfs_store_opendir(st, "layers");
+	if (!d)
 		return errno == ENOENT ? 0 : -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -ENOMEM;
-	}
 	while ((de = readdir(d))) {
 		char diff[8 + sizeof(de->d_name)];
 

@@ -162,26 +162,20 @@ int lfs_leases_read(struct lfs_store *st, json_t **out)
 {
 	json_t *arr, *lease;
 	struct dirent *de;
-	int fd, err = 0;
+	int err = 0;
 	DIR *d;
 
 	arr = json_array();
 	if (!arr)
 		return -ENOMEM;
-	fd = openat(st->dirfd, "leases", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
+	d = lfs_store_opendir(st, "leases");
+	if (!d) {
 		if (errno == ENOENT) {
 			*out = arr;
 			return 0;
 		}
 		json_decref(arr);
 		return -errno;
-	}
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		json_decref(arr);
-		return -ENOMEM;
 	}
 	while (!err && (de = readdir(d))) {
 		size_t len = strlen(de->d_name);
@@ -197,7 +191,8 @@ int lfs_leases_read(struct lfs_store *st, json_t **out)
 		snprintf(id, sizeof(id), "%.*s", LFS_LEASE_ID_LEN, de->d_name);
 		if (!lfs_valid_lease_id(id))
 			goto bad;
-		err = lfs_read_file_at(fd, de->d_name, LFS_MAX_JSON, &buf, &len);
+		err = lfs_read_file_at(dirfd(d), de->d_name, LFS_MAX_JSON, &buf,
+				       &len);
 		if (err)
 			goto bad;
 		err = lfs_json_parse(de->d_name, buf, len, &lease);

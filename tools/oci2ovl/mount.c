@@ -328,7 +328,7 @@ int lfs_mount_image(char *const *dirs, size_t n, const char *target,
 		}
 	}
 	if (lfs_mount_test_seam())
-		err = lfs_mount_test_tmpfs(tgt, o->source, upper);
+		err = lfs_mount_test_tmpfs(tgt, o->source, upper != NULL);
 	else if (!strcmp(o->fstype, "overlay"))
 		err = lfs_mount_overlay(dirs, n, tgt, o->source, upper, work);
 	else

@@ -10,6 +10,7 @@
 #ifndef OCI2OVL_H
 #define OCI2OVL_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -187,6 +188,7 @@ struct lfs_store {
 
 void lfs_test_point(const char *point);
 int lfs_store_sync_dir(const struct lfs_store *st, const char *sub);
+DIR *lfs_store_opendir(const struct lfs_store *st, const char *sub);
 int lfs_store_meta_lock(struct lfs_store *st);
 void lfs_store_meta_unlock(struct lfs_store *st);
 int lfs_store_publish(struct lfs_store *st, const char *dir, const char *name,

@@ -71,21 +71,42 @@ void lfs_test_point(const char *point)
 		raise(SIGKILL);
 }
 
-/* fsync a directory under the store ("" or "." for the store itself) */
-int lfs_store_sync_dir(const struct lfs_store *st, const char *sub)
+/* fsync the directory @path (relative to @dirfd) */
+static int lfs_fsync_dir_at(int dirfd, const char *path)
 {
 	int fd, err = 0;
 
-	if (!st->sync)
-		return 0;
-	fd = openat(st->dirfd, *sub ? sub : ".",
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fsync(fd))
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+/* fsync a directory under the store ("" for the store itself) */
+int lfs_store_sync_dir(const struct lfs_store *st, const char *sub)
+{
+	return st->sync ? lfs_fsync_dir_at(st->dirfd, *sub ? sub : ".") : 0;
+}
+
+/* a directory of the store, to read; NULL with errno set */
+DIR *lfs_store_opendir(const struct lfs_store *st, const char *sub)
+{
+	int fd, err;
+	DIR *d;
+
+	fd = openat(st->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d) {
+		err = errno;
+		close(fd);
+		errno = err;
+	}
+	return d;
 }
 
 /* the meta lock: see the head of this file */
@@ -178,7 +199,6 @@ out_errno:
 static int lfs_sync_parent(const char *path)
 {
 	char buf[PATH_MAX], *slash;
-	int fd, err = 0;
 
 	snprintf(buf, sizeof(buf), "%s", path);
 	slash = strrchr(buf, '/');
@@ -188,13 +208,7 @@ static int lfs_sync_parent(const char *path)
 		*slash = '\0';
 	else
 		strcpy(buf, ".");
-	fd = open(buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		err = -errno;
-	close(fd);
-	return err;
+	return lfs_fsync_dir_at(AT_FDCWD, buf);
 }
 
 /* mkdir -p; each directory made is synced into its parent */
@@ -654,16 +668,10 @@ static int lfs_store_names(struct lfs_store *st, char ***names, size_t *n)
 	char **v = NULL;
 	size_t cnt = 0;
 	DIR *d;
-	int fd;
 
-	fd = openat(st->dirfd, "images", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	d = lfs_store_opendir(st, "images");
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 		char **nv;
@@ -795,17 +803,12 @@ static int lfs_gc_dir(struct lfs_store *st, const char *sub, json_t *keep,
 		      bool dry_run, unsigned int *removed)
 {
 	struct dirent *de;
-	int fd, err = 0;
+	int err = 0;
 	DIR *d;
 
-	fd = openat(st->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	d = lfs_store_opendir(st, sub);
+	if (!d)
 		return errno == ENOENT ? 0 : -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
 	while ((de = readdir(d))) {
 		char ebuf[512];
 
@@ -817,7 +820,7 @@ static int lfs_gc_dir(struct lfs_store *st, const char *sub, json_t *keep,
 			printf("%s/%s\n", sub,
 			       lfs_escape_name(de->d_name, ebuf, sizeof(ebuf)));
 		} else {
-			err = lfs_rm_tree_at(fd, de->d_name);
+			err = lfs_rm_tree_at(dirfd(d), de->d_name);
 			if (err)
 				break;
 		}

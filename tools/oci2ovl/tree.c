@@ -175,11 +175,6 @@ static int lfs_walk_hash(struct lfs_walk *w, int fd,
 	return err;
 }
 
-static int lfs_xattr_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /*
  * The xattrs of an entry: through @fd when it is open (files,
  * directories), else of @name in @dirfd, never following it.
@@ -229,7 +224,7 @@ static int lfs_walk_xattrs(struct lfs_walk *w, int fd, int dirfd,
 	}
 	for (i = 0, q = list; q < list + len; q += strlen(q) + 1)
 		names[i++] = q;
-	qsort(names, n, sizeof(*names), lfs_xattr_cmp);
+	qsort(names, n, sizeof(*names), lfs_name_sort);
 	for (i = 0; i < n && !err; i++) {
 		vlen = lfs_xget(fd, p, names[i], NULL, 0);
 		if (vlen < 0) {
@@ -573,20 +568,15 @@ static int lfs_tree_candidate(struct lfs_store *st, const char *diff_id,
 	unsigned long long ino;
 	struct stat stb;
 	struct dirent *de;
-	int fd, err = -ENOENT;
+	int err = -ENOENT;
 	DIR *d;
 
 	snprintf(layer, sizeof(layer), "layers/%s", diff_id + 7);
 	if (fstatat(st->dirfd, layer, &stb, AT_SYMLINK_NOFOLLOW))
 		return -errno;
-	fd = openat(st->dirfd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	d = lfs_store_opendir(st, "tmp");
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -ENOMEM;
-	}
 	while (err && (de = readdir(d))) {
 		size_t n = strlen(de->d_name);
 		size_t blen;
@@ -595,7 +585,8 @@ static int lfs_tree_candidate(struct lfs_store *st, const char *diff_id,
 		if (strncmp(de->d_name, diff_id + 7, LFS_SHA256_HEX) ||
 		    n < 5 || strcmp(de->d_name + n - 5, ".tree"))
 			continue;
-		if (lfs_tree_read(fd, de->d_name, diff_id, &buf, &blen, &ino))
+		if (lfs_tree_read(dirfd(d), de->d_name, diff_id, &buf, &blen,
+				  &ino))
 			continue;
 		free(buf);
 		if (ino == (unsigned long long)stb.st_ino) {
@@ -636,18 +627,13 @@ int lfs_tree_repair(struct lfs_store *st)
 	char rel[PATH_MAX], to[16 + LFS_SHA256_HEX], diff[LFS_DIGEST_LEN + 1];
 	struct dirent *de;
 	struct stat stb;
-	int fd, err = 0;
 	bool moved = false;
+	int err = 0;
 	DIR *d;
 
-	fd = openat(st->dirfd, "layers", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	d = lfs_store_opendir(st, "layers");
+	if (!d)
 		return errno == ENOENT ? 0 : -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -ENOMEM;
-	}
 	while (!err && (de = readdir(d))) {
 		if (strlen(de->d_name) != LFS_SHA256_HEX)
 			continue;

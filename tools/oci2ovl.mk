@@ -8,16 +8,17 @@
 #   make oci2ovl-bench         tools/oci2ovl/bench.sh
 
 DEPS += libarchive-dev libjansson-dev libssl-dev libcmocka-dev pkg-config \
-	python3 skopeo umoci attr tar gzip zstd coreutils
+	python3 skopeo umoci attr tar gzip zstd coreutils zlib1g-dev time
 
 OCI2OVL_DIR := tools/oci2ovl
 OCI2OVL_OBJDIR := build/oci2ovl
 OCI2OVL_LIBSRC := util.c digest.c path.c whiteout.c pathset.c extract.c \
-	layout.c store.c import.c mount.c
+	layout.c store.c import.c mount.c gzip.c tarframe.c
 OCI2OVL_LIBSRC += lease.c tree.c
-OCI2OVL_TESTS := test_path test_whiteout test_digest test_extract
+OCI2OVL_TESTS := test_path test_whiteout test_digest test_extract \
+	test_pathset test_tarframe
 
-OCI2OVL_PKGS := libarchive jansson libcrypto
+OCI2OVL_PKGS := libarchive jansson libcrypto zlib
 OCI2OVL_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. \
 	$(shell pkg-config --cflags $(OCI2OVL_PKGS))
 OCI2OVL_LIBS = $(shell pkg-config --libs $(OCI2OVL_PKGS))
@@ -59,7 +60,7 @@ oci2ovl-unit: $(OCI2OVL_TEST_BINS)
 	@rc=0; for t in $^; do CMOCKA_MESSAGE_OUTPUT=TAP $$t || rc=1; done; exit $$rc
 
 oci2ovl-test: tools
-	@bats --tap tests/bats/host/2[0-9]-oci2ovl-*.bats
+	@bats --tap tests/bats/host/2?-oci2ovl-*.bats
 
 oci2ovl-bench: tools
 	@$(OCI2OVL_DIR)/bench.sh

@@ -151,6 +151,9 @@ teardown() {
 		# up into the index, the unlink takes its one upper name, and
 		# hl/r0-1 shows the copy through the index, which no layer holds
 		printf '%s\n' "append hk/r0-1 10 1" "unlink hk/r0-1" >"$s.script"
+		# the plain tree, on which the rotation runs its further script
+		diff_flatten 2 "$s.ref"
+		"$OPSEQ" run -D "$s.ref.dump" -T "$t" "$s.ref" <"$s.script" >"$s.ref.log"
 		"$OPSEQ" run "${DIFF_K[@]}" -D "$s.fs.dump" -T "$t" "$uw/mnt$seed" <"$s.script" >"$s.fs.log"
 		grep -q '^hl/r0-1 f 0644 0:0 size=12 .* nl=1 ' "$s.fs.dump"
 		if [ "$seed" = 18 ]; then

@@ -68,8 +68,8 @@ static const char lfs_usage[] =
 	"Commands:\n"
 	"  import [oci:]DIR:TAG   unpack an OCI image layout into the store\n"
 	"      [--name NAME] [--platform OS/ARCH[/VARIANT]] [--whiteout native|chardev]\n"
-	"      [--max-entries N] [--max-bytes SIZE] [--max-path N] [--no-sync]\n"
-	"      [--replace]\n"
+	"      [--max-entries N] [--max-bytes SIZE] [--max-path N]\n"
+	"      [--max-names SIZE] [--max-xattrs SIZE] [--no-sync] [--replace]\n"
 	"  pull REF               skopeo copy REF (any transport), then import\n"
 	"      (same options as import)\n"
 	"  list [--json]          images in the store\n"
@@ -105,6 +105,8 @@ static const struct option lfs_options[] = {
 	{ "max-entries", required_argument, NULL, 'E' },
 	{ "max-bytes", required_argument, NULL, 'B' },
 	{ "max-path", required_argument, NULL, 'L' },
+	{ "max-names", required_argument, NULL, 'N' },
+	{ "max-xattrs", required_argument, NULL, 'X' },
 	{ "no-sync", no_argument, NULL, 'S' },
 	{ "replace", no_argument, NULL, 'R' },
 	{ "force", no_argument, NULL, 'F' },
@@ -147,6 +149,8 @@ static int lfs_parse(int argc, char **argv, struct lfs_cli *c)
 	c->lim.max_entries = 1000000;
 	c->lim.max_bytes = 64ull << 30;
 	c->lim.max_path = PATH_MAX - 1;
+	c->lim.max_names = 256ull << 20;
+	c->lim.max_xattrs = 256ull << 20;
 
 	while ((opt = getopt_long(argc, argv, "hV", lfs_options, NULL)) != -1) {
 		switch (opt) {
@@ -209,6 +213,8 @@ static int lfs_parse(int argc, char **argv, struct lfs_cli *c)
 		case 'E':
 		case 'B':
 		case 'L':
+		case 'N':
+		case 'X':
 			if (lfs_parse_size(optarg, &v) || !v ||
 			    (opt == 'L' && v >= PATH_MAX))
 				return lfs_usage_error("bad limit \"%s\"",
@@ -217,6 +223,10 @@ static int lfs_parse(int argc, char **argv, struct lfs_cli *c)
 				c->lim.max_entries = v;
 			else if (opt == 'B')
 				c->lim.max_bytes = v;
+			else if (opt == 'N')
+				c->lim.max_names = v;
+			else if (opt == 'X')
+				c->lim.max_xattrs = v;
 			else
 				c->lim.max_path = v;
 			c->given |= LFS_OPT_LIMITS;
@@ -529,7 +539,7 @@ static int lfs_mount_leased(struct lfs_store *st, const char *name,
 	tgt = realpath(target, NULL);
 	if (!tgt) {
 		err = -errno;
-		lfs_err("mount: %s: %s", target, strerror(errno));
+		lfs_err("mount: %s: %s", lfs_esc(target), strerror(errno));
 		return err;
 	}
 	lease = lfs_lease_make(name, rec, tgt, lfs_mount_fstype(o));
@@ -540,7 +550,7 @@ static int lfs_mount_leased(struct lfs_store *st, const char *name,
 	}
 	err = lfs_lease_add(st, lease);
 	if (err) {
-		lfs_err("store %s: cannot record the mount: %s", st->path,
+		lfs_err("store %s: cannot record the mount: %s", lfs_esc(st->path),
 			strerror(-err));
 		goto out;
 	}
@@ -655,7 +665,7 @@ static int lfs_cmd_umount(struct lfs_cli *c)
 		goto out_close;
 	tgt = realpath(c->args[1], NULL);
 	if (!tgt) {
-		lfs_err("umount %s: %s", c->args[1], strerror(errno));
+		lfs_err("umount %s: %s", lfs_esc(c->args[1]), strerror(errno));
 		goto out;
 	}
 	if (lfs_leases_read(&st, &leases))
@@ -693,12 +703,12 @@ static int lfs_cmd_umount(struct lfs_cli *c)
 		r = LFS_EXIT_OK;
 	} else if (live) {
 		lfs_err("umount %s: its oci2ovl mount is not the topmost mount there, or is in another mount namespace; not unmounted",
-			tgt);
+			lfs_esc(tgt));
 		r = LFS_EXIT_CONFLICT;
 	} else if (stale) {
 		r = LFS_EXIT_OK;
 	} else {
-		lfs_err("umount %s: no oci2ovl mount there", tgt);
+		lfs_err("umount %s: no oci2ovl mount there", lfs_esc(tgt));
 	}
 out:
 	json_decref(leases);
@@ -709,7 +719,7 @@ out_close:
 	return r;
 }
 
-/* the diff_ids to verify: an image's (each once), or every layer's */
+/* the store keys to verify: an image's (each once), or every layer's */
 static int lfs_verify_list(const struct lfs_cli *c, struct lfs_store *st,
 			   json_t **out)
 {
@@ -725,26 +735,28 @@ static int lfs_verify_list(const struct lfs_cli *c, struct lfs_store *st,
 	if (!c->all) {
 		err = lfs_store_read_image(st, c->args[1], &rec);
 		if (err) {
-			lfs_err("image %s: %s", c->args[1],
+			lfs_err("image %s: %s", lfs_esc(c->args[1]),
 				err == -ENOENT ? "not in the store" :
 						 strerror(-err));
 			return err;
 		}
 		json_array_foreach(json_object_get(rec, "layers"), i, l)
 		{
-			json_t *d = json_object_get(l, "diff_id");
+			const char *k = lfs_store_layer_key(l);
 
-			if (!lfs_digest_valid(json_string_value(d) ?: "")) {
-				lfs_err("image %s: a layer without a diff_id",
-					c->args[1]);
+			if (!k) {
+				lfs_err("image %s: a layer without a store key or diff_id",
+					lfs_esc(c->args[1]));
 				json_decref(rec);
 				return -EINVAL;
 			}
 			for (j = 0; j < json_array_size(list); j++)
-				if (json_equal(json_array_get(list, j), d))
+				if (!strcmp(json_string_value(
+						    json_array_get(list, j)),
+					    k))
 					break;
 			if (j == json_array_size(list))
-				json_array_append(list, d);
+				json_array_append_new(list, json_string(k));
 		}
 		json_decref(rec);
 		return 0;
@@ -762,7 +774,7 @@ static int lfs_verify_list(const struct lfs_cli *c, struct lfs_store *st,
 			char ebuf[512];
 
 			lfs_err("store %s: layers/%s: not a layer name",
-				st->path,
+				lfs_esc(st->path),
 				lfs_escape_name(de->d_name, ebuf, sizeof(ebuf)));
 			continue;
 		}
@@ -795,10 +807,10 @@ static int lfs_cmd_verify(struct lfs_cli *c)
 	if (r >= 0)
 		return r;
 	if (!c->all && !lfs_valid_image_name(c->args[1]))
-		return lfs_usage_error("bad image name \"%s\"", c->args[1]);
+		return lfs_usage_error("bad image name \"%s\"", lfs_esc(c->args[1]));
 	err = lfs_store_open(&st, c->store, false, false);
 	if (err == -ENOENT)
-		lfs_err("no store at %s", c->store);
+		lfs_err("no store at %s", lfs_esc(c->store));
 	if (err)
 		return LFS_EXIT_FAIL;
 	err = lfs_verify_list(c, &st, &list);

@@ -2,19 +2,34 @@
 /*
  * Hardened extraction of one layer blob into one empty directory.
  *
- * Two libarchive readers are chained: the outer one only decompresses
- * (filter from the media type, "raw" format), the inner one parses tar from
- * what the outer one yields. Every decompressed byte passes through
- * lfs_tar_read() exactly once, which hashes it for the diff_id and counts
- * it against --max-bytes, so a decompression bomb is stopped while it
- * streams, and nothing is ever held in memory whole.
+ * Two readers are chained: the outer one only decompresses (gzip.c for
+ * gzip, which checks every member to its trailer and refuses what follows
+ * the last; a libarchive filter with the "raw" format for zstd and plain
+ * tar), the inner one, libarchive's, parses tar from what the outer one
+ * yields. Every decompressed byte passes through lfs_tar_read() exactly
+ * once, which hashes it for the diff_id, counts it against --max-bytes
+ * (a decompression bomb is stopped while it streams, nothing is ever held
+ * in memory whole) and feeds it to tarframe.c, whose reading of the tar
+ * structure every entry must agree with. A zero-length blob is the empty
+ * tar stream, an empty layer, whatever its media type (containerd's
+ * reading; its diff_id is the digest of nothing).
+ *
+ * Before an entry touches the disk, its header is checked: owner ids are
+ * at most 2^32 - 2 ((uid_t)-1 means "unchanged" to chown()), a
+ * header-only type declares no data, and the entries, names and xattrs of
+ * the layer, and of the image so far, stay within --max-entries,
+ * --max-names and --max-xattrs. Paths are walked a component at a time
+ * in the path set, so an entry costs the length of its path whatever its
+ * depth.
  *
  * Each entry is confined to the layer root:
  *  - its name is normalised lexically (path.c): ".." is refused, "/" is
  *    dropped;
- *  - its parent is looked up in the set of paths this layer created
- *    (pathset.c): a symlink or a non-directory on the way is refused,
- *    missing parents are created as directories (0755, root);
+ *  - its parent is resolved in the merged view of this layer over the
+ *    image's layers below (lfs_resolve()), inside the image root: a
+ *    symlink on the way is followed there (bounded), a non-directory is
+ *    refused, a missing parent is made as an implicit directory with the
+ *    attributes of the directory below (lfs_make_implicit());
  *  - the parent is then opened with openat2(RESOLVE_BENEATH |
  *    RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV), and
  *    the entry is created in it with *at() calls on a single name, with
@@ -25,8 +40,11 @@
  *    entry for a path this layer whited out (the entry replaces the
  *    whiteout; a directory then becomes opaque, since it was re-created).
  *
- * Directory times are set last, deepest first, since creating children
- * changes them.
+ * Directory times are set last, since creating children changes them.
+ *
+ * Xattrs come from pax records (SCHILY.xattr.*, LIBARCHIVE.xattr.*). In
+ * pax an empty value deletes its keyword, so an empty xattr is never
+ * written; one name given twice with different values is refused.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -44,12 +62,39 @@
 #include <archive_entry.h>
 
 #include "oci2ovl.h"
+#include "uapi/layerfs.h"
 
 #define LFS_BUF_SIZE (1 << 16)
 
+/* symlinks followed resolving one path, as the kernel's MAXSYMLINKS */
+#define LFS_MAX_SYMLINKS 40
+#define LFS_STR_(v) #v
+#define LFS_STR(v) LFS_STR_(v)
+#define LFS_LOOP_RULE \
+	"more than " LFS_STR(LFS_MAX_SYMLINKS) " symlinks on the way, the last"
+/* what is left of a path being resolved, symlink targets spliced in */
+#define LFS_REST_MAX (2 * PATH_MAX)
+/* an implicit directory nothing below has: fixed, no umask, no clock */
+#define LFS_IMPLICIT_MODE 0755
+#define LFS_IMPLICIT_TIME 0
+/* struct lfs_pnode.flags beyond LFS_PN_OPAQUE */
+#define LFS_PN_COPIED 0x2 /* an implicit directory took xattrs from below */
+
+enum lfs_res_mode {
+	LFS_RES_CREATE, /* make missing parents (entries, whiteouts) */
+	LFS_RES_LOOKUP, /* make nothing (hard link targets) */
+};
+
+/* where a walk through the merged view is (lfs_resolve()) */
+struct lfs_walk {
+	struct lfs_pnode *node; /* a directory of the merged view */
+	int fd; /* its fd in this layer, or -1 */
+	struct lfs_pnode *blocker; /* the non-directory that stopped it */
+};
+
 /* a directory whose times are set at the end */
 struct lfs_dir_time {
-	char *path; /* normalised, "" for the root */
+	struct lfs_pnode *node;
 	struct timespec ts[2]; /* atime, mtime */
 };
 
@@ -58,16 +103,28 @@ struct lfs_xstate {
 	const struct lfs_extract_opts *o;
 	int rootfd; /* the layer directory */
 	int blobfd; /* the compressed blob */
-	struct archive *outer; /* decompressor */
+	struct archive *outer; /* decompressor (zstd, none) */
+	struct lfs_gzip *gz; /* decompressor (gzip) */
+	bool outer_empty; /* the outer reader found no data at all */
 	struct archive *inner; /* tar reader */
+	struct lfs_tarframe *frame; /* the tar structure, read on its own */
 	struct lfs_sha256 *diff; /* over the decompressed stream */
 	uint64_t expanded; /* decompressed bytes so far */
-	bool over_limit; /* expanded passed max_bytes */
+	bool over_limit; /* expanded passed max_bytes (for the image: image_over) */
+	bool image_over;
 	bool stream_failed; /* outer reader reported an error */
+	bool not_gzip; /* ... because the blob is not gzip */
 	char stream_msg[256]; /* ... and what it said */
-	struct lfs_pathset *set; /* what this layer created */
+	struct lfs_usage used; /* by this layer; its bytes are expanded */
+	struct lfs_pathset *set; /* what this layer met */
 	struct lfs_dir_time *dirs; /* times to set at the end */
 	size_t ndirs, capdirs;
+	struct lfs_pnode *lc_node; /* the lower cursor: a node below ... */
+	int *lc_fd; /* ... open in each layer of its stack (O_PATH) */
+	bool depends; /* a path was looked up below */
+	const struct lfs_pnode *pc_node; /* lfs_node_open()'s last ... */
+	int pc_fd; /* ... and its fd */
+	char rest[2][LFS_REST_MAX]; /* lfs_resolve()'s buffers */
 	struct timespec last_progress;
 	unsigned char inbuf[LFS_BUF_SIZE];
 	unsigned char midbuf[LFS_BUF_SIZE];
@@ -93,8 +150,8 @@ static void lfs_progress_show(struct lfs_xstate *x, bool force)
 		fputc('\n', stderr);
 }
 
-/* outer reader's source: the blob file */
-static la_ssize_t lfs_blob_read(struct archive *a, void *data, const void **buf)
+/* the next bytes of the blob file: their count, 0 at its end, or -errno */
+static ssize_t lfs_blob_fill(void *data, const void **buf)
 {
 	struct lfs_xstate *x = data;
 	ssize_t r;
@@ -102,10 +159,8 @@ static la_ssize_t lfs_blob_read(struct archive *a, void *data, const void **buf)
 	do
 		r = read(x->blobfd, x->inbuf, sizeof(x->inbuf));
 	while (r < 0 && errno == EINTR);
-	if (r < 0) {
-		archive_set_error(a, errno, "reading the blob");
-		return -1;
-	}
+	if (r < 0)
+		return -errno;
 	if (x->o->progress) {
 		x->o->progress->done += r;
 		lfs_progress_show(x, false);
@@ -114,16 +169,63 @@ static la_ssize_t lfs_blob_read(struct archive *a, void *data, const void **buf)
 	return r;
 }
 
-/* account for decompressed bytes: the diff_id and the expansion limit */
+/* outer reader's source: the blob file */
+static la_ssize_t lfs_blob_read(struct archive *a, void *data, const void **buf)
+{
+	ssize_t r = lfs_blob_fill(data, buf);
+
+	if (r < 0) {
+		archive_set_error(a, -r, "reading the blob");
+		return -1;
+	}
+	return r;
+}
+
+/*
+ * account for decompressed bytes: the diff_id, the expansion limit (of
+ * the layer and of the image), the tar structure
+ */
 static int lfs_account(struct lfs_xstate *x, const void *buf, size_t n)
 {
+	uint64_t before = x->o->image ? x->o->image->bytes : 0;
+
 	x->expanded += n;
-	if (x->expanded > x->o->lim.max_bytes) {
+	if (x->expanded > x->o->lim.max_bytes ||
+	    before + x->expanded > x->o->lim.max_bytes) {
 		x->over_limit = true;
+		x->image_over = x->expanded <= x->o->lim.max_bytes;
 		return -1;
 	}
 	lfs_sha256_update(x->diff, buf, n);
+	lfs_tarframe_feed(x->frame, buf, n);
 	return 0;
+}
+
+/* decompressed bytes into x->midbuf: their count, 0 at the end, -1 */
+static la_ssize_t lfs_decompress(struct lfs_xstate *x)
+{
+	const char *why = NULL;
+	la_ssize_t r;
+
+	if (x->gz) {
+		r = lfs_gzip_read(x->gz, x->midbuf, sizeof(x->midbuf),
+				  lfs_blob_fill, x, &why);
+		if (r >= 0)
+			return r;
+		x->not_gzip = r == -EMEDIUMTYPE;
+		snprintf(x->stream_msg, sizeof(x->stream_msg), "%s",
+			 r == -EINVAL ? why : strerror(-r));
+	} else if (x->outer_empty) {
+		return 0;
+	} else {
+		r = archive_read_data(x->outer, x->midbuf, sizeof(x->midbuf));
+		if (r >= 0)
+			return r;
+		snprintf(x->stream_msg, sizeof(x->stream_msg), "%s",
+			 archive_error_string(x->outer) ?: "read error");
+	}
+	x->stream_failed = true;
+	return -1;
 }
 
 /* inner reader's source: the outer reader's decompressed data */
@@ -132,11 +234,8 @@ static la_ssize_t lfs_tar_read(struct archive *a, void *data, const void **buf)
 	struct lfs_xstate *x = data;
 	la_ssize_t r;
 
-	r = archive_read_data(x->outer, x->midbuf, sizeof(x->midbuf));
+	r = lfs_decompress(x);
 	if (r < 0) {
-		x->stream_failed = true;
-		snprintf(x->stream_msg, sizeof(x->stream_msg), "%s",
-			 archive_error_string(x->outer) ?: "read error");
 		archive_set_error(a, EIO, "%s", x->stream_msg);
 		return -1;
 	}
@@ -152,10 +251,14 @@ static la_ssize_t lfs_tar_read(struct archive *a, void *data, const void **buf)
 static int lfs_stream_error(struct lfs_xstate *x, const char *entry)
 {
 	if (x->over_limit)
+		return lfs_refuse(x->o->layer_name, entry,
+				  "%s expands beyond %llu bytes (--max-bytes)",
+				  x->image_over ? "image" : "layer",
+				  (unsigned long long)x->o->lim.max_bytes);
+	if (x->not_gzip)
 		return lfs_refuse(
-			x->o->layer_name, entry,
-			"layer expands beyond %llu bytes (--max-bytes)",
-			(unsigned long long)x->o->lim.max_bytes);
+			x->o->layer_name, NULL,
+			"blob is not gzip, not what its media type says");
 	if (x->stream_failed)
 		return lfs_refuse(x->o->layer_name, entry,
 				  "bad compressed stream: %s", x->stream_msg);
@@ -173,113 +276,246 @@ static int lfs_entry_err(struct lfs_xstate *x, const char *entry,
 	return err;
 }
 
-/* split "a/b/c" into its parent "a/b" (in @buf) and "c" */
-static const char *lfs_split(const char *path, char *buf, size_t len)
+/*
+ * An O_PATH fd of directory @n of this layer. The last one opened is kept,
+ * and a path below it is opened from it: entries come grouped by
+ * directory, and a deep path would cost a deep walk each time. (A node
+ * never leaves the tree, nor its directory the disk.)
+ */
+static int lfs_node_open(struct lfs_xstate *x, const struct lfs_pnode *n)
 {
-	const char *slash = strrchr(path, '/');
+	const struct lfs_pnode *a = n;
+	char p[PATH_MAX], *rel = p;
+	int fd, dirfd = x->rootfd, err;
 
-	if (!slash) {
-		buf[0] = '\0';
-		return path;
+	if (x->pc_node)
+		while (a && a != x->pc_node && a->plen > x->pc_node->plen)
+			a = a->parent;
+	if (n != x->pc_node) {
+		err = lfs_pnode_path(n, p, sizeof(p));
+		if (err)
+			return err;
+		if (a && a == x->pc_node) {
+			/* below the last one: only the rest of the path */
+			dirfd = x->pc_fd;
+			rel = p + a->plen + (a->plen ? 1 : 0);
+		}
+		fd = lfs_openat2(dirfd, *rel ? rel : ".", O_PATH | O_DIRECTORY,
+				 0);
+		if (fd < 0)
+			return fd;
+		if (x->pc_node)
+			close(x->pc_fd);
+		x->pc_node = n;
+		x->pc_fd = fd;
 	}
-	snprintf(buf, len, "%.*s", (int)(slash - path), path);
-	return slash + 1;
+	fd = fcntl(x->pc_fd, F_DUPFD_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
 }
 
-static int lfs_kind_refusal(struct lfs_xstate *x, const char *raw, int kind)
+/* "this layer", or "layer sha256:..." of the lower layer that has @n */
+static const char *lfs_node_owner(struct lfs_xstate *x,
+				  const struct lfs_pnode *n, char *buf,
+				  size_t len)
 {
-	if (kind == LFS_NODE_SYMLINK)
-		return lfs_refuse(x->o->layer_name, raw,
-				  "path goes through a symlink");
-	return lfs_refuse(x->o->layer_name, raw, "parent is not a directory");
+	if (n->kind != LFS_NODE_NONE)
+		return "this layer";
+	snprintf(buf, len, "layer %s", x->o->lower_names[n->below_layer]);
+	return buf;
+}
+
+/* refuse @raw for @rule, naming @n (a symlink or a non-directory) */
+static int lfs_refuse_node(struct lfs_xstate *x, const char *raw,
+			   const struct lfs_pnode *n, const char *rule)
+{
+	char p[PATH_MAX], e[512], own[LFS_DIGEST_LEN + 16];
+
+	if (!n)
+		return lfs_refuse(x->o->layer_name, raw, "%s", rule);
+	if (lfs_pnode_path(n, p, sizeof(p)))
+		snprintf(p, sizeof(p), "%s", n->name);
+	return lfs_refuse(x->o->layer_name, raw, "%s \"%s\" (%s)", rule,
+			  lfs_escape_name(p, e, sizeof(e)),
+			  lfs_node_owner(x, n, own, sizeof(own)));
+}
+
+/* close the lower cursor */
+static void lfs_lc_close(struct lfs_xstate *x)
+{
+	uint32_t j;
+
+	if (!x->lc_node)
+		return;
+	for (j = 0; j < x->lc_node->nstack; j++)
+		close(x->lc_fd[j]);
+	x->lc_node = NULL;
+}
+
+/* put the lower cursor on @n (LFS_BELOW_DIR): open it in its layers */
+static int lfs_lc_open(struct lfs_xstate *x, struct lfs_pnode *n)
+{
+	char p[PATH_MAX];
+	uint32_t j;
+	int fd, err;
+
+	if (x->lc_node == n)
+		return 0;
+	lfs_lc_close(x);
+	err = lfs_pnode_path(n, p, sizeof(p));
+	if (err)
+		return err;
+	for (j = 0; j < n->nstack; j++) {
+		fd = lfs_openat2(x->o->lower_fds[n->stack[j]], *p ? p : ".",
+				 O_PATH | O_DIRECTORY, 0);
+		if (fd < 0) {
+			while (j--)
+				close(x->lc_fd[j]);
+			return fd;
+		}
+		x->lc_fd[j] = fd;
+	}
+	x->lc_node = n;
+	return 0;
+}
+
+/* the root below: every lower layer, down to the first opaque root */
+static int lfs_below_root(struct lfs_xstate *x, struct lfs_pnode *root)
+{
+	size_t i;
+
+	root->below = LFS_BELOW_ABSENT;
+	if (!x->o->nlower)
+		return 0;
+	root->stack = calloc(x->o->nlower, sizeof(*root->stack));
+	if (!root->stack)
+		return -ENOMEM;
+	for (i = 0; i < x->o->nlower; i++) {
+		root->stack[root->nstack++] = i;
+		if (lfs_is_opaque_at(x->o->lower_fds[i], ""))
+			break;
+	}
+	root->below = LFS_BELOW_DIR;
+	return 0;
 }
 
 /*
- * lfs_open_parent() - open the directory that will hold @path
+ * lfs_below_child() - what the layers below have at @c, a child of @p
  *
- * With @create, missing parents are made (as implicit directories) and a
- * parent this layer whited out is replaced by an opaque directory.
- *
- * Return: an O_PATH directory fd (the caller closes it), or -errno /
- * -LFS_EREFUSED.
+ * As overlay looks a name up: top layer first, a whiteout ends the
+ * search, directories merge down to an opaque one, a non-directory counts
+ * only if no directory is above it. Nothing is below a directory of this
+ * layer that is opaque or stands on a non-directory. Leaves the lower
+ * cursor on @c when it is a directory below.
  */
-static int lfs_open_parent(struct lfs_xstate *x, const char *path,
-			   const char *raw, bool create)
+static int lfs_below_child(struct lfs_xstate *x, struct lfs_pnode *p,
+			   struct lfs_pnode *c)
 {
-	char pre[PATH_MAX + 1];
-	const char *p;
-	int fd, nfd, kind, err;
-	bool slow = false;
+	uint32_t *stack, n = 0, j;
+	char t[PATH_MAX];
+	struct stat st;
+	int *fds, err = 0;
+	ssize_t r;
 
-	/* fast path: every parent is a directory this layer has */
-	for (p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
-		snprintf(pre, sizeof(pre), "%.*s", (int)(p - path), path);
-		kind = lfs_pathset_lookup(x->set, pre);
-		if (kind == LFS_NODE_DIR || kind == LFS_NODE_IMPLICIT_DIR)
+	c->below = LFS_BELOW_ABSENT;
+	if (p->below != LFS_BELOW_DIR || (p->flags & LFS_PN_OPAQUE))
+		return 0;
+	err = lfs_lc_open(x, p);
+	if (err)
+		return err;
+	stack = malloc(p->nstack * sizeof(*stack));
+	fds = malloc(p->nstack * sizeof(*fds));
+	if (!stack || !fds) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (j = 0; j < p->nstack; j++) {
+		int pfd = x->lc_fd[j], fd;
+
+		if (fstatat(pfd, c->name, &st, AT_SYMLINK_NOFOLLOW)) {
+			if (errno == ENOENT)
+				continue;
+			err = -errno;
+			goto out;
+		}
+		if (lfs_is_whiteout_at(pfd, c->name, &st, x->o->fmt))
+			break;
+		if (S_ISDIR(st.st_mode)) {
+			fd = openat(pfd, c->name,
+				    O_PATH | O_DIRECTORY | O_NOFOLLOW |
+					    O_CLOEXEC);
+			if (fd < 0) {
+				err = -errno;
+				goto out;
+			}
+			fds[n] = fd;
+			stack[n++] = p->stack[j];
+			if (lfs_is_opaque_at(pfd, c->name))
+				break;
 			continue;
-		if (kind == LFS_NODE_FILE || kind == LFS_NODE_SYMLINK)
-			return lfs_kind_refusal(x, raw, kind);
-		if (!create)
-			return -ENOENT;
-		slow = true;
-	}
-	if (!slow) {
-		lfs_split(path, pre, sizeof(pre));
-		fd = lfs_openat2(x->rootfd, *pre ? pre : ".",
-				 O_PATH | O_DIRECTORY, 0);
-		if (fd == -ELOOP || fd == -EXDEV)
-			return lfs_refuse(x->o->layer_name, raw,
-					  "path goes through a symlink");
-		return fd < 0 ? lfs_entry_err(x, raw, "open parent", fd) : fd;
-	}
-
-	/* slow path: one component at a time, creating what is missing */
-	fd = lfs_openat2(x->rootfd, ".", O_PATH | O_DIRECTORY, 0);
-	if (fd < 0)
-		return fd;
-	for (p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
-		const char *name;
-		char comp[NAME_MAX + 1];
-
-		snprintf(pre, sizeof(pre), "%.*s", (int)(p - path), path);
-		name = strrchr(pre, '/');
-		name = name ? name + 1 : pre;
-		/* components are at most NAME_MAX (path.c) */
-		memcpy(comp, name, strnlen(name, NAME_MAX));
-		comp[strnlen(name, NAME_MAX)] = '\0';
-		kind = lfs_pathset_lookup(x->set, pre);
-		err = 0;
-		if (kind == LFS_NODE_WHITEOUT) {
-			/* a whited-out name re-created as a directory */
-			if (unlinkat(fd, comp, 0) || mkdirat(fd, comp, 0755))
-				err = -errno;
-			if (!err)
-				err = lfs_make_opaque(fd, comp, x->o->fmt);
-		} else if (kind == -ENOENT) {
-			if (mkdirat(fd, comp, 0755))
-				err = -errno;
 		}
-		if (!err && kind != LFS_NODE_DIR)
-			err = lfs_pathset_set(x->set, pre,
-					      LFS_NODE_IMPLICIT_DIR);
-		if (err) {
-			close(fd);
-			return lfs_entry_err(x, raw, "create parent", err);
+		if (n)
+			break; /* a directory above hides it */
+		c->below_layer = p->stack[j];
+		c->below = LFS_BELOW_OTHER;
+		if (!S_ISLNK(st.st_mode))
+			goto out;
+		r = readlinkat(pfd, c->name, t, sizeof(t) - 1);
+		if (r < 0) {
+			err = -errno;
+			goto out;
 		}
-		nfd = lfs_openat2(fd, comp, O_PATH | O_DIRECTORY, 0);
-		close(fd);
-		if (nfd == -ELOOP || nfd == -EXDEV)
-			return lfs_refuse(x->o->layer_name, raw,
-					  "path goes through a symlink");
-		if (nfd < 0)
-			return lfs_entry_err(x, raw, "open parent", nfd);
-		fd = nfd;
+		t[r] = '\0';
+		free(c->link);
+		c->link = strdup(t);
+		if (!c->link)
+			err = -ENOMEM;
+		c->below = LFS_BELOW_SYMLINK;
+		goto out;
 	}
-	return fd;
+	if (n) {
+		c->below = LFS_BELOW_DIR;
+		c->stack = stack;
+		c->nstack = n;
+		stack = NULL;
+		lfs_lc_close(x);
+		memcpy(x->lc_fd, fds, n * sizeof(*fds));
+		x->lc_node = c;
+		n = 0;
+	}
+out:
+	while (n)
+		close(fds[--n]);
+	free(fds);
+	free(stack);
+	return err;
 }
 
-static int lfs_defer_dir_time(struct lfs_xstate *x, const char *path,
-			      struct archive_entry *ae)
+/* make sure @n->below is known: look up the unknown part of its path */
+static int lfs_below_of(struct lfs_xstate *x, struct lfs_pnode *n)
+{
+	struct lfs_pnode **chain, *a;
+	size_t k = 0, i;
+	int err = 0;
+
+	/* the root's is set before the first entry */
+	for (a = n; a->below == LFS_BELOW_UNKNOWN; a = a->parent)
+		k++;
+	if (!k)
+		return 0;
+	chain = malloc(k * sizeof(*chain));
+	if (!chain)
+		return -ENOMEM;
+	for (a = n, i = k; i; a = a->parent)
+		chain[--i] = a;
+	for (i = 0; !err && i < k; i++)
+		err = lfs_below_child(x, chain[i]->parent, chain[i]);
+	free(chain);
+	return err;
+}
+
+/* a directory whose times are set at the end */
+static int lfs_defer_dir_time(struct lfs_xstate *x, struct lfs_pnode *node,
+			      const struct timespec ts[2])
 {
 	struct lfs_dir_time *d;
 
@@ -292,49 +528,411 @@ static int lfs_defer_dir_time(struct lfs_xstate *x, const char *path,
 		x->dirs = d;
 		x->capdirs = cap;
 	}
-	d = &x->dirs[x->ndirs];
-	d->path = strdup(path);
-	if (!d->path)
-		return -ENOMEM;
-	d->ts[1].tv_sec = archive_entry_mtime(ae);
-	d->ts[1].tv_nsec = archive_entry_mtime_nsec(ae);
-	d->ts[0] = d->ts[1];
-	if (archive_entry_atime_is_set(ae)) {
-		d->ts[0].tv_sec = archive_entry_atime(ae);
-		d->ts[0].tv_nsec = archive_entry_atime_nsec(ae);
-	}
-	x->ndirs++;
+	d = &x->dirs[x->ndirs++];
+	d->node = node;
+	d->ts[0] = ts[0];
+	d->ts[1] = ts[1];
 	return 0;
 }
 
+/*
+ * Directory times, once every child is written: in the order they were
+ * recorded, so that a directory's own entry, coming after its implicit
+ * creation, has the last word. Setting one directory's times changes no
+ * other's.
+ */
 static int lfs_set_dir_times(struct lfs_xstate *x)
 {
-	char parent[PATH_MAX + 1];
 	size_t i;
 	int err = 0;
 
-	for (i = x->ndirs; i-- > 0;) {
+	for (i = 0; i < x->ndirs; i++) {
 		struct lfs_dir_time *d = &x->dirs[i];
-		const char *base;
 		int pfd;
 
-		if (!*d->path) {
+		if (!d->node->parent) {
 			if (futimens(x->rootfd, d->ts))
 				return -errno;
 			continue;
 		}
-		base = lfs_split(d->path, parent, sizeof(parent));
-		pfd = lfs_openat2(x->rootfd, *parent ? parent : ".",
-				  O_PATH | O_DIRECTORY, 0);
+		pfd = lfs_node_open(x, d->node->parent);
 		if (pfd < 0)
 			return pfd;
-		if (utimensat(pfd, base, d->ts, AT_SYMLINK_NOFOLLOW))
+		if (utimensat(pfd, d->node->name, d->ts, AT_SYMLINK_NOFOLLOW))
 			err = -errno;
 		close(pfd);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+/* xattrs of directory @src (O_PATH) onto @dst, but overlay markers */
+static int lfs_copy_xattrs(int src, int dst)
+{
+	char *names = NULL, *val = NULL, *name;
+	ssize_t n, v;
+	int fd, err = 0;
+
+	fd = openat(src, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = flistxattr(fd, NULL, 0);
+	if (n <= 0) {
+		err = n < 0 && errno != ENOTSUP ? -errno : 0;
+		goto out;
+	}
+	names = malloc(n);
+	val = malloc(XATTR_SIZE_MAX);
+	if (!names || !val) {
+		err = -ENOMEM;
+		goto out;
+	}
+	n = flistxattr(fd, names, n);
+	if (n < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (name = names; name < names + n; name += strlen(name) + 1) {
+		if (lfs_xattr_is_overlay(name))
+			continue;
+		v = fgetxattr(fd, name, val, XATTR_SIZE_MAX);
+		if (v < 0 || fsetxattr(dst, name, val, v, 0)) {
+			err = -errno;
+			break;
+		}
+	}
+out:
+	free(val);
+	free(names);
+	close(fd);
+	return err;
+}
+
+/* refuse @raw: the layer's paths, implied parents included, are too many */
+static int lfs_refuse_paths(struct lfs_xstate *x, const char *raw)
+{
+	return lfs_refuse(
+		x->o->layer_name, raw,
+		"more than %llu paths, with the parents they imply (--max-entries)",
+		(unsigned long long)x->o->lim.max_entries);
+}
+
+/*
+ * lfs_make_implicit() - make @c, a child of the walk's directory, as a
+ * directory of this layer that no entry named (yet); the walk moves in
+ *
+ * It takes what the merged view below has at its path: mode, owner,
+ * times and xattrs (overlay markers excepted), as containerd copies a
+ * lower directory into a parent it makes, so that it does not hide the
+ * lower one's attributes. Where nothing below is a directory it is
+ * LFS_IMPLICIT_MODE, root:root, LFS_IMPLICIT_TIME (no umask, no clock).
+ * Replacing a whiteout this layer wrote, it is opaque and takes the
+ * defaults (the whiteout hides what is below).
+ */
+static int lfs_make_implicit(struct lfs_xstate *x, const char *raw,
+			     struct lfs_walk *w, struct lfs_pnode *c)
+{
+	struct timespec ts[2] = { { LFS_IMPLICIT_TIME, 0 },
+				  { LFS_IMPLICIT_TIME, 0 } };
+	bool replace = c->kind == LFS_NODE_WHITEOUT;
+	struct stat st;
+	int fd, err = 0;
+
+	/* a new path of the layer is counted before it is made */
+	if (!replace && lfs_pathset_count(x->set) >= x->o->lim.max_entries)
+		return lfs_refuse_paths(x, raw);
+	if (w->fd < 0) {
+		w->fd = lfs_node_open(x, w->node);
+		if (w->fd < 0)
+			return w->fd;
+	}
+	if (replace && unlinkat(w->fd, c->name, 0))
+		return -errno;
+	if (mkdirat(w->fd, c->name, 0700))
+		return -errno;
+	fd = lfs_openat2(w->fd, c->name, O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0)
+		return fd;
+	lfs_pathset_mark(x->set, c, LFS_NODE_IMPLICIT_DIR);
+	if (replace) {
+		c->flags |= LFS_PN_OPAQUE;
+		err = lfs_make_opaque(fd, "", x->o->fmt);
+	}
+	if (!err && !replace && c->below == LFS_BELOW_DIR) {
+		c->flags |= LFS_PN_COPIED;
+		err = lfs_lc_open(x, c);
+		if (!err && fstat(x->lc_fd[0], &st))
+			err = -errno;
+		if (!err && (fchown(fd, st.st_uid, st.st_gid) ||
+			     fchmod(fd, st.st_mode & 07777)))
+			err = -errno;
+		if (!err)
+			err = lfs_copy_xattrs(x->lc_fd[0], fd);
+		if (!err) {
+			ts[0] = st.st_atim;
+			ts[1] = st.st_mtim;
+		}
+	} else if (!err &&
+		   (fchown(fd, 0, 0) || fchmod(fd, LFS_IMPLICIT_MODE))) {
+		err = -errno;
+	}
+	if (!err)
+		err = lfs_defer_dir_time(x, c, ts);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	close(w->fd);
+	w->fd = fd;
+	w->node = c;
+	return 0;
+}
+
+/* the walk moves into @c, a directory of this layer or (lookup) below */
+static int lfs_walk_down(struct lfs_walk *w, struct lfs_pnode *c)
+{
+	int fd;
+
+	w->node = c;
+	if (w->fd < 0)
+		return 0;
+	fd = lfs_openat2(w->fd, c->name, O_PATH | O_DIRECTORY, 0);
+	close(w->fd);
+	w->fd = fd < 0 ? -1 : fd;
+	return fd < 0 ? fd : 0;
+}
+
+/* the walk jumps to @n: its fd is opened again when needed */
+static void lfs_walk_jump(struct lfs_walk *w, struct lfs_pnode *n)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	w->node = n;
+}
+
+/*
+ * lfs_resolve() - find the directory that holds @path's last component,
+ * in the merged view of this layer over the layers below
+ * @path: a normalised entry path, not the root
+ * @mode: LFS_RES_CREATE: make what is missing; LFS_RES_LOOKUP: nothing
+ * @w: out: the directory's node and (creating) an fd of it
+ *
+ * Every component but the last is resolved as in the mounted image, but
+ * inside the image's root: a symlink (of this layer or below) is
+ * followed, an absolute target starts again at the root and ".." stops at
+ * it; at most LFS_MAX_SYMLINKS symlinks are followed. This is a walk of
+ * the tree (pathset.c) and of the lower layers' directories; the layer on
+ * disk only ever gets directories, so the openat2(RESOLVE_NO_SYMLINKS)
+ * of each syscall stays a second line of defence. Creating, a component
+ * this layer lacks becomes an implicit directory (lfs_make_implicit()).
+ *
+ * Return: 0; 1 when a non-directory is on the way (@w->blocker); -ENOENT
+ * (lookup: not in this layer); -LFS_EREFUSED (printed) or -errno. @w->fd
+ * is closed on any return but 0.
+ */
+static int lfs_resolve(struct lfs_xstate *x, const char *path, const char *raw,
+		       enum lfs_res_mode mode, struct lfs_walk *w)
+{
+	char *rest = x->rest[0], *spare = x->rest[1], *p;
+	const char *last = strrchr(path, '/');
+	struct lfs_pnode *c, *via = NULL;
+	unsigned int links = 0;
+	int err = 0;
+
+	w->node = lfs_pathset_root(x->set);
+	w->fd = -1;
+	w->blocker = NULL;
+	if (strlen(path) >= PATH_MAX)
+		return lfs_refuse(x->o->layer_name, raw, "path too long");
+	if (last) {
+		memcpy(rest, path, last - path);
+		rest[last - path] = '\0';
+	} else {
+		rest[0] = '\0';
+	}
+	for (p = rest; *p && !err;) {
+		size_t n = strcspn(p, "/"), tl;
+		char *next = p + n + (p[n] == '/');
+
+		if (!n || (n == 1 && p[0] == '.')) {
+			p = next;
+			continue;
+		}
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (w->node->parent)
+				lfs_walk_jump(w, w->node->parent);
+			p = next;
+			continue;
+		}
+		if (n > NAME_MAX) {
+			err = lfs_refuse_node(x, raw, via,
+					      "name too long through symlink");
+			break;
+		}
+		if (n >= 4 && !memcmp(p, LFS_AUFS_WHITEOUT_PREFIX, 4)) {
+			err = lfs_refuse_node(x, raw, via,
+					      "whiteout name through symlink");
+			break;
+		}
+		c = lfs_pathset_add(x->set, w->node, p, n);
+		if (!c) {
+			err = -ENOMEM;
+			break;
+		}
+		if (c->plen > x->o->lim.max_path || c->plen >= PATH_MAX) {
+			err = lfs_refuse_node(x, raw, via,
+					      "path too long through symlink");
+			break;
+		}
+		if (c->kind == LFS_NODE_NONE) {
+			/* not in this layer: what is below decides */
+			x->depends = true;
+			err = lfs_below_of(x, c);
+			if (err)
+				break;
+		}
+		if (c->kind == LFS_NODE_DIR ||
+		    c->kind == LFS_NODE_IMPLICIT_DIR) {
+			err = lfs_walk_down(w, c);
+		} else if (c->kind == LFS_NODE_SYMLINK ||
+			   (c->kind == LFS_NODE_NONE &&
+			    c->below == LFS_BELOW_SYMLINK)) {
+			via = c;
+			if (++links > LFS_MAX_SYMLINKS) {
+				err = lfs_refuse_node(x, raw, c, LFS_LOOP_RULE);
+				break;
+			}
+			tl = strlen(c->link);
+			if (tl + 1 + strlen(next) >= LFS_REST_MAX) {
+				err = lfs_refuse_node(
+					x, raw, c,
+					"path too long through symlink");
+				break;
+			}
+			memcpy(spare, c->link, tl);
+			spare[tl] = '/';
+			strcpy(spare + tl + 1, next);
+			next = spare;
+			spare = rest;
+			rest = next;
+			if (c->link[0] == '/')
+				lfs_walk_jump(w, lfs_pathset_root(x->set));
+		} else if (c->kind == LFS_NODE_FILE ||
+			   (c->kind == LFS_NODE_NONE &&
+			    c->below == LFS_BELOW_OTHER)) {
+			w->blocker = c;
+			err = 1;
+		} else if (mode == LFS_RES_LOOKUP) {
+			/* a directory only below: nothing of this layer */
+			if (c->kind != LFS_NODE_NONE ||
+			    c->below != LFS_BELOW_DIR)
+				err = -ENOENT;
+			else
+				lfs_walk_jump(w, c);
+		} else {
+			/* this layer's whiteout, nothing, or a dir below */
+			err = lfs_make_implicit(x, raw, w, c);
+		}
+		p = next;
+	}
+	if (!err && mode == LFS_RES_CREATE && w->fd < 0) {
+		w->fd = lfs_node_open(x, w->node);
+		if (w->fd < 0)
+			err = w->fd;
+	}
+	if (err && w->fd >= 0) {
+		close(w->fd);
+		w->fd = -1;
+	}
+	if (err < 0 && err != -LFS_EREFUSED &&
+	    !(mode == LFS_RES_LOOKUP && err == -ENOENT))
+		err = lfs_entry_err(x, raw, "resolve parent", err);
+	return err;
+}
+
+/* one xattr of an entry, as libarchive lists them */
+struct lfs_xattr {
+	const char *name;
+	const void *val;
+	size_t len;
+};
+
+/* by name, then by value */
+static int lfs_xattr_cmp(const void *a, const void *b)
+{
+	const struct lfs_xattr *u = a, *v = b;
+	int r = strcmp(u->name, v->name);
+
+	if (r)
+		return r;
+	if (u->len != v->len)
+		return u->len < v->len ? -1 : 1;
+	return u->len ? memcmp(u->val, v->val, u->len) : 0;
+}
+
+/*
+ * An entry's xattrs, through @fd or by name in @pfd. libarchive lists a
+ * record of each of SCHILY.xattr.NAME and LIBARCHIVE.xattr.NAME (bsdtar
+ * writes both); an empty value deletes its pax keyword, so it is not an
+ * xattr; a name whose records disagree is refused.
+ */
+static int lfs_apply_xattrs(struct lfs_xstate *x, struct archive_entry *ae,
+			    const char *raw, int pfd, const char *base, int fd)
+{
+	struct lfs_xattr *v;
+	char ebuf[512];
+	size_t n, i, j;
+	int err = 0;
+
+	n = archive_entry_xattr_reset(ae);
+	if (!n)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n && archive_entry_xattr_next(ae, &v[i].name, &v[i].val,
+						      &v[i].len) == ARCHIVE_OK;
+	     i++)
+		;
+	n = i;
+	qsort(v, n, sizeof(*v), lfs_xattr_cmp);
+	for (i = 0; i < n && !err; i = j) {
+		for (j = i + 1; j < n && !strcmp(v[j].name, v[i].name); j++)
+			if (lfs_xattr_cmp(&v[i], &v[j]))
+				break;
+		if (j < n && !strcmp(v[j].name, v[i].name)) {
+			err = lfs_refuse(
+				x->o->layer_name, raw,
+				"xattr %s given twice, with different values",
+				lfs_escape_name(v[i].name, ebuf, sizeof(ebuf)));
+			break;
+		}
+		if (!v[i].len)
+			continue;
+		if (lfs_xattr_is_overlay(v[i].name)) {
+			lfs_warn(
+				"layer %s: entry \"%s\": xattr %s dropped (overlay markers are never taken from a layer)",
+				x->o->layer_name,
+				lfs_escape_name(raw, ebuf, sizeof(ebuf)),
+				v[i].name);
+			continue;
+		}
+		if (fd >= 0)
+			err = fsetxattr(fd, v[i].name, v[i].val, v[i].len, 0) ?
+				      -errno :
+				      0;
+		else
+			err = lfs_setxattr_at(pfd, base, v[i].name, v[i].val,
+					      v[i].len);
+		if (err) {
+			snprintf(ebuf, sizeof(ebuf), "set xattr %s", v[i].name);
+			err = lfs_entry_err(x, raw, ebuf, err);
+		}
+	}
+	free(v);
+	return err;
 }
 
 /*
@@ -344,13 +942,11 @@ static int lfs_set_dir_times(struct lfs_xstate *x)
  */
 static int lfs_apply_meta(struct lfs_xstate *x, struct archive_entry *ae,
 			  const char *raw, int pfd, const char *base, int fd,
-			  const char *path)
+			  struct lfs_pnode *node)
 {
 	mode_t ft = archive_entry_filetype(ae);
-	const char *name;
-	const void *val;
-	size_t len;
-	int err = 0;
+	struct timespec ts[2];
+	int err;
 
 	if (fd >= 0 ? fchown(fd, archive_entry_uid(ae), archive_entry_gid(ae)) :
 		      fchownat(pfd, base, archive_entry_uid(ae),
@@ -361,43 +957,22 @@ static int lfs_apply_meta(struct lfs_xstate *x, struct archive_entry *ae,
 		       fchmodat(pfd, base, archive_entry_perm(ae), 0)))
 		return lfs_entry_err(x, raw, "chmod", -errno);
 
-	archive_entry_xattr_reset(ae);
-	while (archive_entry_xattr_next(ae, &name, &val, &len) == ARCHIVE_OK) {
-		char ebuf[512];
+	err = lfs_apply_xattrs(x, ae, raw, pfd, base, fd);
+	if (err)
+		return err;
 
-		if (lfs_xattr_is_overlay(name)) {
-			lfs_warn(
-				"layer %s: entry \"%s\": xattr %s dropped (overlay markers are never taken from a layer)",
-				x->o->layer_name,
-				lfs_escape_name(raw, ebuf, sizeof(ebuf)), name);
-			continue;
-		}
-		if (fd >= 0)
-			err = fsetxattr(fd, name, val, len, 0) ? -errno : 0;
-		else
-			err = lfs_setxattr_at(pfd, base, name, val, len);
-		if (err) {
-			snprintf(ebuf, sizeof(ebuf), "set xattr %s", name);
-			return lfs_entry_err(x, raw, ebuf, err);
-		}
+	ts[1].tv_sec = archive_entry_mtime(ae);
+	ts[1].tv_nsec = archive_entry_mtime_nsec(ae);
+	ts[0] = ts[1];
+	if (archive_entry_atime_is_set(ae)) {
+		ts[0].tv_sec = archive_entry_atime(ae);
+		ts[0].tv_nsec = archive_entry_atime_nsec(ae);
 	}
-
 	if (ft == AE_IFDIR)
-		return lfs_defer_dir_time(x, path, ae);
-	{
-		struct timespec ts[2];
-
-		ts[1].tv_sec = archive_entry_mtime(ae);
-		ts[1].tv_nsec = archive_entry_mtime_nsec(ae);
-		ts[0] = ts[1];
-		if (archive_entry_atime_is_set(ae)) {
-			ts[0].tv_sec = archive_entry_atime(ae);
-			ts[0].tv_nsec = archive_entry_atime_nsec(ae);
-		}
-		if (fd >= 0 ? futimens(fd, ts) :
-			      utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW))
-			return lfs_entry_err(x, raw, "set times", -errno);
-	}
+		return lfs_defer_dir_time(x, node, ts);
+	if (fd >= 0 ? futimens(fd, ts) :
+		      utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW))
+		return lfs_entry_err(x, raw, "set times", -errno);
 	return 0;
 }
 
@@ -435,45 +1010,57 @@ static int lfs_write_data(struct lfs_xstate *x, struct archive_entry *ae,
 }
 
 static int lfs_make_hardlink(struct lfs_xstate *x, const char *raw,
-			     const char *link, int pfd, const char *base,
-			     const char *path)
+			     const char *link, struct lfs_pnode *node, int pfd)
 {
-	char tparent[PATH_MAX + 1];
 	const char *rule, *tbase;
+	struct lfs_pnode *t = NULL;
+	struct lfs_walk tw;
 	char *target;
-	int kind, tpfd, err;
+	int tpfd, err;
 
 	err = lfs_path_normalize(link, &x->o->lim, &target, &rule);
 	if (err == -LFS_EREFUSED)
 		return lfs_refuse(x->o->layer_name, raw, "hard link: %s", rule);
 	if (err)
 		return err;
-	kind = lfs_pathset_lookup(x->set, target);
-	if (kind != LFS_NODE_FILE && kind != LFS_NODE_SYMLINK) {
-		free(target);
-		return lfs_refuse(
+	/* the target's parents resolve as an entry's do, making nothing */
+	err = *target ? lfs_resolve(x, target, raw, LFS_RES_LOOKUP, &tw) :
+			-ENOENT;
+	if (!err) {
+		tbase = strrchr(target, '/');
+		tbase = tbase ? tbase + 1 : target;
+		t = lfs_pathset_get(x->set, tw.node, tbase, strlen(tbase));
+	}
+	if ((!err || err == 1 || err == -ENOENT) &&
+	    (!t || (t->kind != LFS_NODE_FILE && t->kind != LFS_NODE_SYMLINK)))
+		err = lfs_refuse(
 			x->o->layer_name, raw,
 			"hard link target is not an earlier entry of this layer");
-	}
-	tbase = lfs_split(target, tparent, sizeof(tparent));
-	tpfd = lfs_open_parent(x, target, raw, false);
-	err = tpfd;
-	if (tpfd >= 0) {
-		err = linkat(tpfd, tbase, pfd, base, 0) ? -errno : 0;
-		close(tpfd);
-		if (err)
-			err = lfs_entry_err(x, raw, "link", err);
-		else
-			err = lfs_pathset_set(x->set, path, kind);
-	}
 	free(target);
-	return err;
+	if (err)
+		return err;
+	tpfd = lfs_node_open(x, tw.node);
+	if (tpfd < 0)
+		return lfs_entry_err(x, raw, "open link target", tpfd);
+	err = linkat(tpfd, t->name, pfd, node->name, 0) ? -errno : 0;
+	close(tpfd);
+	if (err)
+		return lfs_entry_err(x, raw, "link", err);
+	lfs_pathset_mark(x->set, node, t->kind);
+	if (t->kind == LFS_NODE_SYMLINK) {
+		free(node->link);
+		node->link = strdup(t->link);
+		if (!node->link)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static int lfs_make_node(struct lfs_xstate *x, struct archive_entry *ae,
 			 const char *raw, const char *path, int pfd,
-			 const char *base)
+			 struct lfs_pnode *node)
 {
+	const char *base = node->name;
 	mode_t ft = archive_entry_filetype(ae);
 	enum lfs_node_kind kind = LFS_NODE_FILE;
 	int fd = -1, err;
@@ -538,123 +1125,168 @@ static int lfs_make_node(struct lfs_xstate *x, struct archive_entry *ae,
 		return lfs_refuse(x->o->layer_name, raw,
 				  "unknown entry type 0%o", (unsigned int)ft);
 	}
-	err = lfs_pathset_set(x->set, path, kind);
+	lfs_pathset_mark(x->set, node, kind);
+	err = 0;
+	if (kind == LFS_NODE_SYMLINK) {
+		free(node->link);
+		node->link = strdup(archive_entry_symlink(ae));
+		if (!node->link)
+			err = -ENOMEM;
+	}
 	if (!err)
-		err = lfs_apply_meta(x, ae, raw, pfd, base, fd, path);
+		err = lfs_apply_meta(x, ae, raw, pfd, base, fd, node);
 out:
 	if (fd >= 0)
 		close(fd);
 	return err;
 }
 
-/* a directory entry for a directory that already exists: take its metadata */
-static int lfs_update_dir(struct lfs_xstate *x, struct archive_entry *ae,
-			  const char *raw, const char *path)
+/* remove the xattrs an implicit directory copied from below */
+static int lfs_drop_copied_xattrs(int fd)
 {
-	char parent[PATH_MAX + 1];
-	const char *base;
-	int pfd = -1, fd, err;
+	char *names, *name;
+	ssize_t n;
+	int err = 0;
 
-	if (!*path) {
+	n = flistxattr(fd, NULL, 0);
+	if (n <= 0)
+		return n < 0 && errno != ENOTSUP ? -errno : 0;
+	names = malloc(n);
+	if (!names)
+		return -ENOMEM;
+	n = flistxattr(fd, names, n);
+	if (n < 0)
+		err = -errno;
+	for (name = names; !err && name < names + n; name += strlen(name) + 1)
+		if (!lfs_xattr_is_overlay(name) && fremovexattr(fd, name) &&
+		    errno != ENODATA)
+			err = -errno;
+	free(names);
+	return err;
+}
+
+/*
+ * A directory entry for a directory this layer made implicitly: whenever
+ * it comes, its mode, owner, xattrs (replacing any copied from below) and
+ * times are the entry's. An opaque marker stays.
+ */
+static int lfs_update_dir(struct lfs_xstate *x, struct archive_entry *ae,
+			  const char *raw, struct lfs_pnode *node, int pfd)
+{
+	int fd, err = 0;
+
+	if (!node->parent) {
 		fd = x->rootfd;
 	} else {
-		base = lfs_split(path, parent, sizeof(parent));
-		pfd = lfs_open_parent(x, path, raw, false);
-		if (pfd < 0)
-			return pfd;
-		fd = lfs_openat2(pfd, base, O_RDONLY | O_DIRECTORY, 0);
-		close(pfd);
+		fd = lfs_openat2(pfd, node->name, O_RDONLY | O_DIRECTORY, 0);
 		if (fd < 0)
 			return lfs_entry_err(x, raw, "open", fd);
 	}
-	err = lfs_apply_meta(x, ae, raw, -1, NULL, fd, path);
+	if (node->flags & LFS_PN_COPIED) {
+		err = lfs_drop_copied_xattrs(fd);
+		if (err)
+			err = lfs_entry_err(x, raw, "remove xattrs", err);
+	}
 	if (!err)
-		err = lfs_pathset_set(x->set, path, LFS_NODE_DIR);
+		err = lfs_apply_meta(x, ae, raw, -1, NULL, fd, node);
+	if (!err)
+		lfs_pathset_mark(x->set, node, LFS_NODE_DIR);
 	if (fd != x->rootfd)
 		close(fd);
 	return err;
 }
 
-/* is a parent of @path a regular file, device or fifo of this layer? */
-static bool lfs_under_file(struct lfs_xstate *x, const char *path)
-{
-	char pre[PATH_MAX + 1];
-	const char *p;
-
-	for (p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
-		snprintf(pre, sizeof(pre), "%.*s", (int)(p - path), path);
-		if (lfs_pathset_lookup(x->set, pre) == LFS_NODE_FILE)
-			return true;
-	}
-	return false;
-}
-
-/* a ".wh.NAME" entry hiding @target, or a ".wh..wh..opq" in @target */
+/*
+ * A ".wh.NAME" entry (@wh LFS_WH_KIND_FILE), or a ".wh..wh..opq" one
+ * (LFS_WH_KIND_OPAQUE); @path is the entry's normalised path. Its
+ * directory is resolved as an entry's parent is (lfs_resolve()).
+ */
 static int lfs_do_whiteout(struct lfs_xstate *x, const char *raw,
-			   const char *target, int wh)
+			   const char *path, int wh)
 {
-	char parent[PATH_MAX + 1];
-	const char *base;
-	int kind = lfs_pathset_lookup(x->set, target), pfd, err;
+	const char *name = strrchr(path, '/');
+	struct lfs_pnode *c;
+	struct lfs_walk w;
+	int err;
 
-	if (wh == LFS_WH_KIND_FILE && kind == LFS_NODE_WHITEOUT)
-		return lfs_refuse(x->o->layer_name, raw, "duplicate entry");
+	err = lfs_resolve(x, path, raw, LFS_RES_CREATE, &w);
 	/*
-	 * Under a non-directory of this layer a whiteout has nothing left
-	 * to hide (umoci writes such whiteouts for the children of a
-	 * directory it replaced by a file): ignore it. A symlink on the
-	 * way is still refused, by lfs_open_parent().
+	 * Under a non-directory a whiteout has nothing left to hide (umoci
+	 * writes such whiteouts for the children of a directory it replaced
+	 * by a file): ignore it.
 	 */
-	if (lfs_under_file(x, target))
+	if (err == 1)
 		return 0;
-	/* same-layer entries are not hidden; a directory was re-created */
-	if (wh == LFS_WH_KIND_FILE &&
-	    (kind == LFS_NODE_FILE || kind == LFS_NODE_SYMLINK))
-		return 0;
-	if (wh == LFS_WH_KIND_OPAQUE && kind == LFS_NODE_FILE)
-		return 0;
-	if (wh == LFS_WH_KIND_OPAQUE && kind == LFS_NODE_SYMLINK)
-		return lfs_kind_refusal(x, raw, kind);
-	if (wh == LFS_WH_KIND_OPAQUE && !*target)
-		return lfs_make_opaque(x->rootfd, "", x->o->fmt);
-
-	base = lfs_split(target, parent, sizeof(parent));
-	pfd = lfs_open_parent(x, target, raw, true);
-	if (pfd < 0)
-		return pfd;
-	if (kind == LFS_NODE_DIR || kind == LFS_NODE_IMPLICIT_DIR) {
-		err = lfs_make_opaque(pfd, base, x->o->fmt);
-	} else if (wh == LFS_WH_KIND_OPAQUE) {
-		/* the marker's directory: make it if it is not there */
-		err = 0;
-		if (kind == LFS_NODE_WHITEOUT && unlinkat(pfd, base, 0))
-			err = -errno;
-		if (!err && mkdirat(pfd, base, 0755))
-			err = -errno;
-		if (!err)
-			err = lfs_pathset_set(x->set, target,
-					      LFS_NODE_IMPLICIT_DIR);
-		if (!err)
-			err = lfs_make_opaque(pfd, base, x->o->fmt);
-	} else {
-		err = lfs_make_whiteout(pfd, base, x->o->fmt);
-		if (!err)
-			err = lfs_pathset_set(x->set, target,
-					      LFS_NODE_WHITEOUT);
+	if (err)
+		return err;
+	if (wh == LFS_WH_KIND_OPAQUE) {
+		c = w.node;
+		err = c->parent ? lfs_make_opaque(w.fd, ".", x->o->fmt) :
+				  lfs_make_opaque(x->rootfd, "", x->o->fmt);
+		c->flags |= LFS_PN_OPAQUE;
+		goto out;
 	}
-	close(pfd);
+	name = (name ? name + 1 : path) + strlen(LFS_AUFS_WHITEOUT_PREFIX);
+	c = lfs_pathset_add(x->set, w.node, name, strlen(name));
+	if (!c) {
+		err = -ENOMEM;
+		goto out;
+	}
+	switch (c->kind) {
+	case LFS_NODE_WHITEOUT:
+		err = lfs_refuse(x->o->layer_name, raw, "duplicate entry");
+		break;
+	case LFS_NODE_FILE:
+	case LFS_NODE_SYMLINK:
+		/* same-layer entries are not hidden */
+		break;
+	case LFS_NODE_DIR:
+	case LFS_NODE_IMPLICIT_DIR:
+		/* a directory of this layer was re-created */
+		err = lfs_make_opaque(w.fd, c->name, x->o->fmt);
+		c->flags |= LFS_PN_OPAQUE;
+		break;
+	default:
+		err = lfs_make_whiteout(w.fd, c->name, x->o->fmt);
+		if (!err)
+			lfs_pathset_mark(x->set, c, LFS_NODE_WHITEOUT);
+		break;
+	}
+out:
+	close(w.fd);
 	return err < 0 && err != -LFS_EREFUSED ?
 		       lfs_entry_err(x, raw, "whiteout", err) :
 		       err;
 }
 
+/* refuse a second entry for @c, naming where symlinks led @path */
+static int lfs_refuse_duplicate(struct lfs_xstate *x, const char *raw,
+				const char *path, const struct lfs_pnode *c)
+{
+	char p[PATH_MAX], e[512];
+
+	if (lfs_pnode_path(c, p, sizeof(p)) || !strcmp(p, path))
+		return lfs_refuse(x->o->layer_name, raw, "duplicate entry");
+	return lfs_refuse(x->o->layer_name, raw,
+			  "duplicate entry (through symlinks: \"%s\")",
+			  lfs_escape_name(p, e, sizeof(e)));
+}
+
+/* refuse an entry whose parent is @b, a non-directory */
+static int lfs_refuse_blocked(struct lfs_xstate *x, const char *raw,
+			      const struct lfs_pnode *b)
+{
+	return lfs_refuse_node(x, raw, b, "parent is not a directory:");
+}
+
 static int lfs_extract_entry(struct lfs_xstate *x, struct archive_entry *ae)
 {
 	const char *raw = archive_entry_pathname(ae), *rule, *base, *link;
-	char parent[PATH_MAX + 1];
 	char *path = NULL, *target = NULL;
 	bool isdir = archive_entry_filetype(ae) == AE_IFDIR;
-	int kind, wh, pfd, err;
+	struct lfs_pnode *c;
+	struct lfs_walk w;
+	int kind, wh, err;
 
 	if (!raw)
 		return lfs_refuse(x->o->layer_name, "", "entry without a name");
@@ -673,54 +1305,79 @@ static int lfs_extract_entry(struct lfs_xstate *x, struct archive_entry *ae)
 		goto out;
 	}
 	if (wh != LFS_WH_KIND_NONE) {
-		err = lfs_do_whiteout(x, raw, target, wh);
+		err = lfs_do_whiteout(x, raw, path, wh);
 		goto out;
 	}
 
 	link = archive_entry_hardlink(ae);
 	if (link)
 		isdir = false;
-	kind = lfs_pathset_lookup(x->set, path);
 	if (!*path) {
+		c = lfs_pathset_root(x->set);
 		if (!isdir)
 			err = lfs_refuse(x->o->layer_name, raw,
 					 "layer root is not a directory");
-		else if (kind == LFS_NODE_DIR)
+		else if (c->kind == LFS_NODE_DIR)
 			err = lfs_refuse(x->o->layer_name, raw,
 					 "duplicate entry");
 		else
-			err = lfs_update_dir(x, ae, raw, path);
-		goto out;
-	}
-	if (kind == LFS_NODE_IMPLICIT_DIR && isdir) {
-		err = lfs_update_dir(x, ae, raw, path);
-		goto out;
-	}
-	if (kind >= 0 && kind != LFS_NODE_WHITEOUT) {
-		err = lfs_refuse(x->o->layer_name, raw, "duplicate entry");
+			err = lfs_update_dir(x, ae, raw, c, -1);
 		goto out;
 	}
 
-	base = lfs_split(path, parent, sizeof(parent));
-	pfd = lfs_open_parent(x, path, raw, true);
-	if (pfd < 0) {
-		err = pfd;
+	err = lfs_resolve(x, path, raw, LFS_RES_CREATE, &w);
+	if (err == 1)
+		err = lfs_refuse_blocked(x, raw, w.blocker);
+	if (err)
 		goto out;
-	}
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	c = lfs_pathset_add(x->set, w.node, base, strlen(base));
+	kind = c ? c->kind : LFS_NODE_NONE;
+	if (!c)
+		err = -ENOMEM;
+	else if (c->plen >= PATH_MAX || c->plen > x->o->lim.max_path)
+		err = lfs_refuse(x->o->layer_name, raw,
+				 "path too long through symlink");
+	else if (kind == LFS_NODE_IMPLICIT_DIR && isdir)
+		err = lfs_update_dir(x, ae, raw, c, w.fd);
+	else if (kind != LFS_NODE_NONE && kind != LFS_NODE_WHITEOUT)
+		err = lfs_refuse_duplicate(x, raw, path, c);
 	/* an entry replaces this layer's whiteout of the same name */
-	if (kind == LFS_NODE_WHITEOUT && unlinkat(pfd, base, 0))
+	else if (kind == LFS_NODE_WHITEOUT && unlinkat(w.fd, base, 0))
 		err = lfs_entry_err(x, raw, "unlink whiteout", -errno);
-	if (!err && link)
-		err = lfs_make_hardlink(x, raw, link, pfd, base, path);
-	else if (!err)
-		err = lfs_make_node(x, ae, raw, path, pfd, base);
-	if (!err && kind == LFS_NODE_WHITEOUT && isdir)
-		err = lfs_make_opaque(pfd, base, x->o->fmt);
-	close(pfd);
+	else if (link)
+		err = lfs_make_hardlink(x, raw, link, c, w.fd);
+	else
+		err = lfs_make_node(x, ae, raw, path, w.fd, c);
+	if (!err && kind == LFS_NODE_WHITEOUT && isdir) {
+		err = lfs_make_opaque(w.fd, base, x->o->fmt);
+		c->flags |= LFS_PN_OPAQUE;
+	}
+	close(w.fd);
 out:
 	free(path);
 	free(target);
 	return err;
+}
+
+/*
+ * The layer root, before any entry: LFS_IMPLICIT_MODE, root:root and
+ * LFS_IMPLICIT_TIME unless a "./" entry says otherwise. (Unlike other
+ * implicit directories it takes nothing from below: so a layer without
+ * implicit parents is the same on any base, and containerd also ignores
+ * the root entry.)
+ */
+static int lfs_layer_root(struct lfs_xstate *x)
+{
+	static const struct timespec ts[2] = { { LFS_IMPLICIT_TIME, 0 },
+					       { LFS_IMPLICIT_TIME, 0 } };
+	struct lfs_pnode *root = lfs_pathset_root(x->set);
+
+	if (fchown(x->rootfd, 0, 0) || fchmod(x->rootfd, LFS_IMPLICIT_MODE))
+		return -errno;
+	lfs_pathset_mark(x->set, root, LFS_NODE_IMPLICIT_DIR);
+	return lfs_below_root(x, root) ?: lfs_defer_dir_time(x, root, ts);
 }
 
 static int lfs_open_readers(struct lfs_xstate *x)
@@ -728,23 +1385,23 @@ static int lfs_open_readers(struct lfs_xstate *x)
 	struct archive_entry *ae;
 	int code, want, r;
 
-	x->outer = archive_read_new();
 	x->inner = archive_read_new();
-	if (!x->outer || !x->inner)
+	if (!x->inner)
 		return -ENOMEM;
-	switch (x->o->comp) {
-	case LFS_COMP_GZIP:
-		r = archive_read_support_filter_gzip(x->outer);
-		want = ARCHIVE_FILTER_GZIP;
-		break;
-	case LFS_COMP_ZSTD:
+	if (x->o->comp == LFS_COMP_GZIP) {
+		x->gz = lfs_gzip_new();
+		if (!x->gz)
+			return -ENOMEM;
+		goto inner;
+	}
+	x->outer = archive_read_new();
+	if (!x->outer)
+		return -ENOMEM;
+	r = ARCHIVE_OK;
+	want = ARCHIVE_FILTER_NONE;
+	if (x->o->comp == LFS_COMP_ZSTD) {
 		r = archive_read_support_filter_zstd(x->outer);
 		want = ARCHIVE_FILTER_ZSTD;
-		break;
-	default:
-		r = ARCHIVE_OK;
-		want = ARCHIVE_FILTER_NONE;
-		break;
 	}
 	if (r != ARCHIVE_OK) {
 		lfs_err("layer %s: libarchive lacks built-in support for this compression",
@@ -752,18 +1409,24 @@ static int lfs_open_readers(struct lfs_xstate *x)
 		return -ENOTSUP;
 	}
 	archive_read_support_format_raw(x->outer);
-	if (archive_read_open(x->outer, x, NULL, lfs_blob_read, NULL) ||
-	    archive_read_next_header(x->outer, &ae) != ARCHIVE_OK)
+	/* a stream of no data at all is the empty tar stream */
+	archive_read_support_format_empty(x->outer);
+	r = ARCHIVE_FATAL;
+	if (!archive_read_open(x->outer, x, NULL, lfs_blob_read, NULL))
+		r = archive_read_next_header(x->outer, &ae);
+	x->outer_empty = r == ARCHIVE_EOF;
+	if (r != ARCHIVE_OK && r != ARCHIVE_EOF)
 		return lfs_refuse(
 			x->o->layer_name, NULL, "bad compressed stream: %s",
-			archive_error_string(x->outer) ?: "empty blob");
+			archive_error_string(x->outer) ?: "read error");
 	code = archive_filter_code(x->outer, 0);
 	if (code != want)
 		return lfs_refuse(x->o->layer_name, NULL,
 				  "blob is %s, not what its media type says",
 				  archive_filter_name(x->outer, 0));
-
+inner:
 	archive_read_support_format_tar(x->inner);
+	archive_read_support_format_empty(x->inner);
 	if (archive_read_open(x->inner, x, NULL, lfs_tar_read, NULL))
 		return lfs_stream_error(x, NULL);
 	return 0;
@@ -774,17 +1437,104 @@ static int lfs_drain(struct lfs_xstate *x)
 {
 	la_ssize_t r;
 
-	while ((r = archive_read_data(x->outer, x->midbuf, sizeof(x->midbuf))) >
-	       0)
+	while ((r = lfs_decompress(x)) > 0)
 		if (lfs_account(x, x->midbuf, r))
 			return lfs_stream_error(x, NULL);
-	if (r < 0) {
-		x->stream_failed = true;
-		snprintf(x->stream_msg, sizeof(x->stream_msg), "%s",
-			 archive_error_string(x->outer) ?: "read error");
-		return lfs_stream_error(x, NULL);
+	return r < 0 ? lfs_stream_error(x, NULL) : 0;
+}
+
+/* the name of a type that has no data, for messages */
+static const char *lfs_header_only_name(char type, struct archive_entry *ae)
+{
+	switch (type) {
+	case '2':
+		return "symlink";
+	case '3':
+		return "character device";
+	case '4':
+		return "block device";
+	case '5':
+		return "directory";
+	case '6':
+		return "fifo";
 	}
+	return archive_entry_filetype(ae) == AE_IFDIR ? "directory" :
+							"hard link";
+}
+
+/* add @n to a total of the layer and of the image; refuse past @max */
+static int lfs_add_usage(struct lfs_xstate *x, const char *raw, uint64_t *used,
+			 uint64_t image, uint64_t n, uint64_t max,
+			 const char *what, const char *opt)
+{
+	*used += n;
+	if (*used > max)
+		return lfs_refuse(x->o->layer_name, raw,
+				  "more than %llu %s (%s)",
+				  (unsigned long long)max, what, opt);
+	if (image + *used > max)
+		return lfs_refuse(x->o->layer_name, raw,
+				  "more than %llu %s in the image (%s)",
+				  (unsigned long long)max, what, opt);
 	return 0;
+}
+
+/* an owner id chown() takes as one: (uid_t)-1 means "unchanged" */
+#define LFS_MAX_ID ((la_int64_t)UINT32_MAX - 1)
+
+/*
+ * lfs_check_entry() - an entry's header, before the entry touches the disk:
+ * its place in the tar structure, its owner, and what it adds to the
+ * totals of the layer and the image
+ */
+static int lfs_check_entry(struct lfs_xstate *x, struct archive_entry *ae)
+{
+	const struct lfs_extract_opts *o = x->o;
+	const struct lfs_usage *img = o->image;
+	const char *raw = archive_entry_pathname(ae) ?: "", *rule, *name;
+	la_int64_t uid = archive_entry_uid(ae), gid = archive_entry_gid(ae);
+	uint64_t names, xattrs = 0;
+	struct lfs_tar_frame f;
+	const void *val;
+	size_t len;
+	int err;
+
+	if (lfs_tarframe_entry(x->frame, archive_read_header_position(x->inner),
+			       &f, &rule))
+		return lfs_refuse(o->layer_name, raw, "%s", rule);
+	if (f.size && (archive_entry_hardlink(ae) ||
+		       archive_entry_filetype(ae) != AE_IFREG))
+		return lfs_refuse(
+			o->layer_name, raw,
+			"%s entry declares %llu bytes of data, and its type has none",
+			lfs_header_only_name(f.type, ae),
+			(unsigned long long)f.size);
+	if (uid < 0 || uid > LFS_MAX_ID || gid < 0 || gid > LFS_MAX_ID)
+		return lfs_refuse(
+			o->layer_name, raw,
+			"%s %lld is out of range (0 to %lld)",
+			uid < 0 || uid > LFS_MAX_ID ? "uid" : "gid",
+			(long long)(uid < 0 || uid > LFS_MAX_ID ? uid : gid),
+			(long long)LFS_MAX_ID);
+
+	names = strlen(raw) + strlen(archive_entry_symlink(ae) ?: "") +
+		strlen(archive_entry_hardlink(ae) ?: "");
+	archive_entry_xattr_reset(ae);
+	while (archive_entry_xattr_next(ae, &name, &val, &len) == ARCHIVE_OK)
+		xattrs += strlen(name) + len;
+	err = lfs_add_usage(x, raw, &x->used.entries, img ? img->entries : 0, 1,
+			    o->lim.max_entries, "entries", "--max-entries");
+	if (!err)
+		err = lfs_add_usage(x, raw, &x->used.names,
+				    img ? img->names : 0, names,
+				    o->lim.max_names, "bytes of entry names",
+				    "--max-names");
+	if (!err)
+		err = lfs_add_usage(x, raw, &x->used.xattrs,
+				    img ? img->xattrs : 0, xattrs,
+				    o->lim.max_xattrs, "bytes of xattrs",
+				    "--max-xattrs");
+	return err;
 }
 
 /**
@@ -801,8 +1551,8 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 	char got[LFS_DIGEST_LEN + 1];
 	struct archive_entry *ae;
 	struct lfs_xstate *x;
-	uint64_t nentries = 0;
-	size_t i;
+	const char *rule;
+	struct stat stb;
 	int r, err;
 
 	x = calloc(1, sizeof(*x));
@@ -814,11 +1564,20 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 	err = -ENOMEM;
 	x->diff = lfs_sha256_new();
 	x->set = lfs_pathset_new();
-	if (!x->diff || !x->set)
+	x->frame = lfs_tarframe_new();
+	x->lc_fd = calloc(o->nlower + 1, sizeof(*x->lc_fd));
+	if (!x->diff || !x->set || !x->frame || !x->lc_fd)
 		goto out;
-	err = fchmod(rootfd, 0755) ? -errno : 0;
+	err = lfs_layer_root(x);
 	if (err)
 		goto out;
+	if (fstat(blobfd, &stb)) {
+		err = -errno;
+		goto out;
+	}
+	/* a zero-length blob is the empty tar stream, whatever its type */
+	if (S_ISREG(stb.st_mode) && !stb.st_size)
+		goto end_of_stream;
 	err = lfs_open_readers(x);
 	if (err)
 		goto out;
@@ -827,27 +1586,30 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 		r = archive_read_next_header(x->inner, &ae);
 		if (r == ARCHIVE_EOF)
 			break;
-		if (r < ARCHIVE_WARN) {
+		/* ARCHIVE_RETRY: a damaged header, which libarchive would skip */
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
 			err = lfs_stream_error(x, NULL);
 			goto out;
 		}
 		if (r == ARCHIVE_WARN)
 			lfs_warn("layer %s: %s", o->layer_name,
 				 archive_error_string(x->inner));
-		if (++nentries > o->lim.max_entries) {
-			err = lfs_refuse(
-				o->layer_name, archive_entry_pathname(ae),
-				"more than %llu entries (--max-entries)",
-				(unsigned long long)o->lim.max_entries);
-			goto out;
-		}
-		err = lfs_extract_entry(x, ae);
+		err = lfs_check_entry(x, ae);
+		if (!err)
+			err = lfs_extract_entry(x, ae);
+		if (!err && lfs_pathset_count(x->set) > o->lim.max_entries)
+			err = lfs_refuse_paths(x, archive_entry_pathname(ae));
 		if (err)
 			goto out;
 	}
 	err = lfs_drain(x);
 	if (err)
 		goto out;
+end_of_stream:
+	if (lfs_tarframe_finish(x->frame, &rule)) {
+		err = lfs_refuse(o->layer_name, NULL, "%s", rule);
+		goto out;
+	}
 	lfs_sha256_final(x->diff, got);
 	if (o->diff_id && strcmp(got, o->diff_id)) {
 		err = lfs_refuse(o->layer_name, NULL,
@@ -859,14 +1621,26 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 	if (err)
 		lfs_err("layer %s: setting directory times: %s", o->layer_name,
 			strerror(-err));
+	if (!err && o->depends_below)
+		*o->depends_below = x->depends;
+	if (!err && o->image) {
+		o->image->entries += x->used.entries;
+		o->image->bytes += x->expanded;
+		o->image->names += x->used.names;
+		o->image->xattrs += x->used.xattrs;
+	}
 	lfs_progress_show(x, true);
 out:
+	if (x->pc_node)
+		close(x->pc_fd);
+	lfs_lc_close(x);
+	free(x->lc_fd);
 	if (x->inner)
 		archive_read_free(x->inner);
 	if (x->outer)
 		archive_read_free(x->outer);
-	for (i = 0; i < x->ndirs; i++)
-		free(x->dirs[i].path);
+	lfs_gzip_free(x->gz);
+	lfs_tarframe_free(x->frame);
 	free(x->dirs);
 	lfs_pathset_free(x->set);
 	lfs_sha256_free(x->diff);

@@ -2,8 +2,9 @@
 /*
  * import and pull: layout -> verified layers in the store -> image record.
  *
- * Per layer: if layers/HEX exists, it is reused. Else the blob's size and
- * digest are checked against the manifest before anything is decompressed;
+ * Per layer: if layers/HEX exists, HEX being its chain key or its diff_id
+ * (see lfs_chain_key()), it is reused. Else the blob's size and digest
+ * are checked against the manifest before anything is decompressed;
  * it is extracted into a fresh tmp/ directory, whose diff_id is checked
  * against the config; the directory is synced and renamed into layers/.
  * Any failure removes the temporary directory, so nothing of a refused
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,11 +25,24 @@
 
 extern char **environ;
 
+/* the image's layers below the one being imported, just below first */
+struct lfs_lower {
+	const int *fds;
+	const char *const *names;
+	size_t n;
+};
+
+/*
+ * lfs_import_layer() - verify and extract @l, commit it as layers/@l->key
+ * @chain: its chain key, the key if the extraction depends on @lower
+ */
 static int lfs_import_layer(struct lfs_store *st, int layoutfd,
-			    const struct lfs_layer_desc *l,
+			    struct lfs_layer_desc *l,
 			    const struct lfs_import_opts *o,
-			    struct lfs_progress *prog)
+			    struct lfs_progress *prog, struct lfs_usage *used,
+			    const struct lfs_lower *lower, const char *chain)
 {
+	bool depends = false;
 	struct lfs_extract_opts xo = {
 		.lim = o->lim,
 		.fmt = st->fmt,
@@ -35,6 +50,11 @@ static int lfs_import_layer(struct lfs_store *st, int layoutfd,
 		.diff_id = l->diff_id,
 		.comp = l->comp,
 		.progress = prog,
+		.image = used,
+		.lower_fds = lower->fds,
+		.lower_names = lower->names,
+		.nlower = lower->n,
+		.depends_below = &depends,
 	};
 	char *tmp = NULL;
 	int blobfd, rootfd, err;
@@ -61,8 +81,11 @@ static int lfs_import_layer(struct lfs_store *st, int layoutfd,
 	if (!err && o->sync && syncfs(rootfd))
 		err = -errno;
 	close(rootfd);
-	if (!err)
-		err = lfs_store_commit_layer(st, tmp, l->diff_id);
+	if (!err) {
+		snprintf(l->key, sizeof(l->key), "%s",
+			 depends ? chain : l->diff_id);
+		err = lfs_store_commit_layer(st, tmp, l->key);
+	}
 	if (!err)
 		goto out_free;
 out_rm:
@@ -72,6 +95,34 @@ out_free:
 out_blob:
 	close(blobfd);
 	return err;
+}
+
+/*
+ * The chain key of a layer: sha256 of the text "PREV DIFF_ID", PREV being
+ * the chain key of the layer below ("" for the first), as containerd's
+ * ChainID but never equal to a diff_id. A layer whose extraction looked
+ * below it (an implicit parent, a path this layer does not make) is stored
+ * under its chain key, so that another image with other layers below
+ * never reuses it; any other layer under its diff_id, shared by all.
+ */
+static int lfs_chain_key(const char *prev, const char *diff_id,
+			 char out[LFS_DIGEST_LEN + 1])
+{
+	char text[2 * LFS_DIGEST_LEN + 2];
+	int n = snprintf(text, sizeof(text), "%s %s", prev, diff_id);
+
+	return lfs_digest_buf(text, n, out);
+}
+
+/* room for a descriptor of every layer of a deep image, and some */
+static void lfs_raise_nofile(size_t want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 /**
@@ -85,9 +136,12 @@ int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
 	       const struct lfs_import_opts *o)
 {
 	struct lfs_progress prog = { .enabled = isatty(STDERR_FILENO) };
+	struct lfs_usage used = { 0 }; /* by the layers unpacked so far */
+	char chain[LFS_DIGEST_LEN + 1] = "";
+	const char **names = NULL;
 	struct lfs_image img;
-	size_t i;
-	int layoutfd, err;
+	size_t i, nopen = 0;
+	int layoutfd, err, *fds = NULL;
 
 	err = lfs_layout_resolve(layout_dir, tag, o->platform, &img);
 	if (err)
@@ -99,7 +153,7 @@ int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
 	err = lfs_store_set_format(st, o->fmt);
 	if (err) {
 		lfs_err("store %s holds %s layers; use another store for %s",
-			st->path, lfs_whiteout_fmt_name(st->fmt),
+			lfs_esc(st->path), lfs_whiteout_fmt_name(st->fmt),
 			lfs_whiteout_fmt_name(o->fmt));
 		goto out;
 	}
@@ -108,28 +162,67 @@ int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
 		err = -errno;
 		goto out;
 	}
+	/*
+	 * Layer i's directory fd and name at [nlayers - 1 - i]: the layers
+	 * below layer i are then [nlayers - i ...], just below first.
+	 */
+	err = -ENOMEM;
+	fds = malloc(img.nlayers * sizeof(*fds));
+	names = calloc(img.nlayers, sizeof(*names));
+	if (!fds || !names)
+		goto out_close;
+	lfs_raise_nofile(2 * img.nlayers + 64);
+	err = 0;
 	prog.count = img.nlayers;
 	for (i = 0; i < img.nlayers && !err; i++) {
-		const struct lfs_layer_desc *l = &img.layers[i];
+		struct lfs_layer_desc *l = &img.layers[i];
+		size_t at = img.nlayers - 1 - i;
+		struct lfs_lower lower = { fds + at + 1, names + at + 1, i };
+		char rel[16 + LFS_SHA256_HEX];
 
+		err = lfs_chain_key(chain, l->diff_id, chain);
+		if (err)
+			break;
 		prog.index = i + 1;
 		prog.total = l->size;
 		prog.done = 0;
-		if (lfs_store_has_layer(st, l->diff_id)) {
+		if (lfs_store_has_layer(st, chain) ||
+		    lfs_store_has_layer(st, l->diff_id)) {
+			snprintf(l->key, sizeof(l->key), "%s",
+				 lfs_store_has_layer(st, chain) ? chain :
+								  l->diff_id);
 			if (prog.enabled)
 				fprintf(stderr,
 					"%s: layer %zu/%zu %.19s: in the store\n",
 					LFS_PROG, i + 1, img.nlayers,
 					l->digest);
-			continue;
+		} else {
+			err = lfs_import_layer(st, layoutfd, l, o, &prog, &used,
+					       &lower, chain);
+			if (err)
+				break;
 		}
-		err = lfs_import_layer(st, layoutfd, l, o, &prog);
+		snprintf(rel, sizeof(rel), "layers/%s", l->key + 7);
+		fds[at] = openat(st->dirfd, rel,
+				 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fds[at] < 0) {
+			err = -errno;
+			break;
+		}
+		names[at] = l->digest;
+		nopen++;
 	}
+out_close:
+	while (nopen)
+		close(fds[img.nlayers - nopen--]);
+	free(fds);
+	free(names);
 	close(layoutfd);
 	if (!err)
 		err = lfs_store_write_image(st, o->name, &img, o->replace);
 	if (err && err != -LFS_EREFUSED && err != -LFS_ECONFLICT)
-		lfs_err("import %s:%s: %s", layout_dir, tag, strerror(-err));
+		lfs_err("import %s:%s: %s", lfs_esc(layout_dir), lfs_esc(tag),
+			strerror(-err));
 out:
 	lfs_image_release(&img);
 	return err;

@@ -4,7 +4,7 @@
  * leave it alone.
  *
  *   STORE/leases/ID.json   one mount: {id, image, manifest_digest, target,
- *                          source, fstype, mntns, pidns, layers (diff_ids,
+ *                          source, fstype, mntns, pidns, layers (store keys,
  *                          top first), time}
  *
  * `oci2ovl mount` publishes a lease, then mounts with the mount source
@@ -98,7 +98,11 @@ json_t *lfs_lease_make(const char *name, json_t *rec, const char *target,
 	if (!layers)
 		goto nomem;
 	json_array_foreach(json_object_get(rec, "layers"), i, l)
-		json_array_append(layers, json_object_get(l, "diff_id"));
+	{
+		const char *k = lfs_store_layer_key(l);
+
+		json_array_append_new(layers, k ? json_string(k) : json_null());
+	}
 	if (asprintf(&source, "oci2ovl:%s:%s", name, id) < 0) {
 		json_decref(layers);
 		goto nomem;
@@ -213,7 +217,7 @@ int lfs_leases_read(struct lfs_store *st, json_t **out)
 		json_array_append_new(arr, lease);
 		continue;
 bad:
-		lfs_err("store %s: lease %s: unreadable (%s)", st->path,
+		lfs_err("store %s: lease %s: unreadable (%s)", lfs_esc(st->path),
 			lfs_escape_name(de->d_name, ebuf, sizeof(ebuf)),
 			strerror(-err));
 	}

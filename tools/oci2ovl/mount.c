@@ -252,7 +252,7 @@ static int lfs_mount_test_tmpfs(const char *target, const char *source,
 		  "mode=0755")) {
 		int err = -errno;
 
-		lfs_err("mount: tmpfs (OCI2OVL_TEST_MOUNT) on %s: %s", target,
+		lfs_err("mount: tmpfs (OCI2OVL_TEST_MOUNT) on %s: %s", lfs_esc(target),
 			strerror(errno));
 		return err;
 	}
@@ -350,7 +350,7 @@ int lfs_umount(const char *target)
 	if (umount2(target, UMOUNT_NOFOLLOW)) {
 		int err = -errno;
 
-		lfs_err("umount %s: %s", target, strerror(errno));
+		lfs_err("umount %s: %s", lfs_esc(target), strerror(errno));
 		return err == -EBUSY ? -LFS_ECONFLICT : err;
 	}
 	return 0;

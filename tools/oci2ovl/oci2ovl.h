@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -44,11 +45,24 @@
 /* "sha256:" + 64 hex digits */
 #define LFS_DIGEST_LEN (7 + LFS_SHA256_HEX)
 
-/* limits on one layer's contents, set by --max-* */
+/*
+ * limits on what an import unpacks, set by --max-*: each bounds every
+ * layer, and the sum over the layers of the image that one import unpacks
+ */
 struct lfs_limits {
-	uint64_t max_entries; /* tar entries per layer */
-	uint64_t max_bytes; /* decompressed tar stream bytes per layer */
-	uint64_t max_path; /* bytes of a normalised entry path */
+	uint64_t max_entries; /* tar entries; a layer's paths with their parents */
+	uint64_t max_bytes; /* decompressed tar stream bytes */
+	uint64_t max_path; /* bytes of a normalised entry path (one entry) */
+	uint64_t max_names; /* bytes of entry names and link targets */
+	uint64_t max_xattrs; /* bytes of xattr names and values */
+};
+
+/* what unpacking used so far, counted against struct lfs_limits */
+struct lfs_usage {
+	uint64_t entries; /* tar entries */
+	uint64_t bytes; /* decompressed tar stream bytes */
+	uint64_t names; /* bytes of entry names and link targets */
+	uint64_t xattrs; /* bytes of xattr names and values */
 };
 
 /* how whiteouts and opaque directories are written */
@@ -78,6 +92,8 @@ struct lfs_layer_desc {
 	char *media_type; /* owned */
 	uint64_t size; /* blob size */
 	enum lfs_compression comp;
+	char key[LFS_DIGEST_LEN + 1]; /* its directory in the store, set by
+				       * import: diff_id or chain key */
 };
 
 /* an image resolved from a layout: manifest, config and layers */
@@ -95,6 +111,7 @@ void lfs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int lfs_refuse(const char *layer, const char *entry, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 char *lfs_escape_name(const char *s, char *buf, size_t len);
+const char *lfs_esc(const char *s);
 int lfs_parse_size(const char *s, uint64_t *out);
 bool lfs_valid_image_name(const char *name);
 int lfs_rm_tree_at(int dirfd, const char *name);
@@ -127,11 +144,15 @@ int lfs_whiteout_classify(const char *path, char **target, const char **rule);
 bool lfs_xattr_is_overlay(const char *name);
 int lfs_make_whiteout(int dirfd, const char *name, enum lfs_whiteout_fmt fmt);
 int lfs_make_opaque(int dirfd, const char *name, enum lfs_whiteout_fmt fmt);
+bool lfs_is_whiteout_at(int dirfd, const char *name, const struct stat *st,
+			enum lfs_whiteout_fmt fmt);
+bool lfs_is_opaque_at(int dirfd, const char *name);
 int lfs_whiteout_fmt_parse(const char *s, enum lfs_whiteout_fmt *fmt);
 const char *lfs_whiteout_fmt_name(enum lfs_whiteout_fmt fmt);
 
-/* pathset.c: the entries one layer has made so far */
+/* pathset.c: the paths one layer has met so far (a tree) */
 enum lfs_node_kind {
+	LFS_NODE_NONE, /* nothing of this layer (a path only looked up) */
 	LFS_NODE_IMPLICIT_DIR, /* a parent no entry named (yet) */
 	LFS_NODE_DIR, /* a directory entry */
 	LFS_NODE_FILE, /* regular file, device, fifo */
@@ -139,13 +160,72 @@ enum lfs_node_kind {
 	LFS_NODE_WHITEOUT, /* a whiteout this layer wrote */
 };
 
+/* what the layers below this one have at a path, in their merged view */
+enum lfs_below {
+	LFS_BELOW_UNKNOWN, /* not looked up yet */
+	LFS_BELOW_ABSENT, /* nothing: missing, whited out, or hidden */
+	LFS_BELOW_DIR, /* a directory, in the layers of ->stack */
+	LFS_BELOW_SYMLINK, /* a symlink of layer ->below_layer to ->link */
+	LFS_BELOW_OTHER, /* another non-directory, of layer ->below_layer */
+};
+
+#define LFS_PN_OPAQUE 0x1 /* this layer made the directory opaque */
+
+/* one path of the tree; the root's parent is NULL and its name "" */
+struct lfs_pnode {
+	struct lfs_pnode *parent;
+	char *link; /* the target that counts: this layer's symlink, else
+		     * the one below (LFS_BELOW_SYMLINK); owned */
+	uint32_t *stack; /* LFS_BELOW_DIR: indexes into the lower layers
+			  * (0 = just below) holding the directory, top
+			  * first, cut after an opaque one; owned */
+	uint32_t nstack;
+	uint32_t below_layer; /* LFS_BELOW_SYMLINK, LFS_BELOW_OTHER */
+	uint32_t plen; /* length of the path */
+	uint16_t namelen;
+	uint8_t kind; /* enum lfs_node_kind, set by lfs_pathset_mark() */
+	uint8_t below; /* enum lfs_below */
+	uint8_t flags; /* LFS_PN_* */
+	char name[]; /* no '/' */
+};
+
 struct lfs_pathset;
 struct lfs_pathset *lfs_pathset_new(void);
 void lfs_pathset_free(struct lfs_pathset *set);
-int lfs_pathset_lookup(const struct lfs_pathset *set, const char *path);
-int lfs_pathset_set(struct lfs_pathset *set, const char *path,
-		    enum lfs_node_kind kind);
+struct lfs_pnode *lfs_pathset_root(struct lfs_pathset *set);
+struct lfs_pnode *lfs_pathset_get(const struct lfs_pathset *set,
+				  const struct lfs_pnode *parent,
+				  const char *name, size_t len);
+struct lfs_pnode *lfs_pathset_add(struct lfs_pathset *set,
+				  struct lfs_pnode *parent, const char *name,
+				  size_t len);
 size_t lfs_pathset_count(const struct lfs_pathset *set);
+int lfs_pnode_path(const struct lfs_pnode *n, char *buf, size_t len);
+void lfs_pathset_mark(struct lfs_pathset *set, struct lfs_pnode *n,
+		      enum lfs_node_kind kind);
+
+/* gzip.c: gzip members, checked to the last byte */
+struct lfs_gzip;
+struct lfs_gzip *lfs_gzip_new(void);
+void lfs_gzip_free(struct lfs_gzip *z);
+ssize_t lfs_gzip_read(struct lfs_gzip *z, void *out, size_t len,
+		      ssize_t (*fill)(void *ctx, const void **buf), void *ctx,
+		      const char **why);
+
+/* tarframe.c: the block structure of a tar stream, read on its own */
+struct lfs_tar_frame {
+	uint64_t start; /* offset of its first header (extensions included) */
+	uint64_t size; /* data bytes its headers declare */
+	char type; /* the type flag of its main header */
+};
+
+struct lfs_tarframe;
+struct lfs_tarframe *lfs_tarframe_new(void);
+void lfs_tarframe_free(struct lfs_tarframe *t);
+void lfs_tarframe_feed(struct lfs_tarframe *t, const void *buf, size_t len);
+int lfs_tarframe_entry(struct lfs_tarframe *t, uint64_t pos,
+		       struct lfs_tar_frame *f, const char **rule);
+int lfs_tarframe_finish(struct lfs_tarframe *t, const char **rule);
 
 /* extract.c */
 struct lfs_progress {
@@ -163,6 +243,18 @@ struct lfs_extract_opts {
 	const char *diff_id; /* expected, NULL: not checked */
 	enum lfs_compression comp;
 	struct lfs_progress *progress; /* NULL: none */
+	/* the image's layers unpacked so far, added to on success; NULL: none */
+	struct lfs_usage *image;
+	/*
+	 * The image's layers below this one, just below first: O_PATH
+	 * directory fds and names for messages. Paths this layer does not
+	 * create are looked up in them (implicit parents, symlinks).
+	 */
+	const int *lower_fds;
+	const char *const *lower_names;
+	size_t nlower;
+	/* out: the result depends on the layers below (NULL: not asked) */
+	bool *depends_below;
 };
 
 int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o);
@@ -209,6 +301,7 @@ int lfs_store_check_name(struct lfs_store *st, const char *name,
 int lfs_store_write_image(struct lfs_store *st, const char *name,
 			  const struct lfs_image *img, bool replace);
 int lfs_store_read_image(struct lfs_store *st, const char *name, json_t **out);
+const char *lfs_store_layer_key(json_t *layer);
 int lfs_store_image_layer_dirs(struct lfs_store *st, json_t *rec, char ***dirs,
 			       size_t *n);
 int lfs_store_list(struct lfs_store *st, json_t **out);

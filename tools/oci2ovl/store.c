@@ -5,7 +5,9 @@
  *   STORE/lock              flock(2): shared by every run that reads or
  *                           imports, exclusive for gc; it has no content
  *   STORE/whiteout          "native\n" or "chardev\n": the layers' format
- *   STORE/layers/HEX/       one layer, named by its diff_id's hex (0700)
+ *   STORE/layers/HEX/       one layer, named by its store key's hex: its
+ *                           diff_id's or, if it depends on the layers
+ *                           below, its chain key's (import.c) (0700)
  *   STORE/images/NAME.json  one image: its layers top-first, digests, config
  *   STORE/tmp/              layers being extracted, pulls, files about to
  *                           be published (0700)
@@ -306,7 +308,7 @@ static int lfs_store_read_format(struct lfs_store *st)
 	free(buf);
 	if (err) {
 		lfs_err("store %s: unknown layer format in %s/whiteout",
-			st->path, st->path);
+			lfs_esc(st->path), lfs_esc(st->path));
 		return err;
 	}
 	st->fmt_known = true;
@@ -491,9 +493,28 @@ int lfs_store_commit_layer(struct lfs_store *st, const char *tmpname,
 
 static json_t *lfs_layer_json(const struct lfs_layer_desc *l)
 {
-	return json_pack("{s:s, s:s, s:s, s:I}", "diff_id", l->diff_id,
+	return json_pack("{s:s, s:s, s:s, s:I, s:s}", "diff_id", l->diff_id,
 			 "digest", l->digest, "media_type", l->media_type,
-			 "size", (json_int_t)l->size);
+			 "size", (json_int_t)l->size, "store_key",
+			 *l->key ? l->key : l->diff_id);
+}
+
+/**
+ * lfs_store_layer_key() - the name of a record's layer in layers/
+ *
+ * Its "store_key": the diff_id, or the chain key of a layer whose
+ * extraction depended on the layers below it (import.c). Records written
+ * before store keys existed name their layers by "diff_id".
+ *
+ * Return: a digest, or NULL if the record has none valid.
+ */
+const char *lfs_store_layer_key(json_t *layer)
+{
+	const char *k = json_string_value(json_object_get(layer, "store_key"));
+
+	if (!k)
+		k = json_string_value(json_object_get(layer, "diff_id"));
+	return k && lfs_digest_valid(k) ? k : NULL;
 }
 
 /*
@@ -517,14 +538,14 @@ int lfs_store_check_name(struct lfs_store *st, const char *name,
 		return 0;
 	if (err) {
 		lfs_err("store %s: image %s: unreadable record; give --replace to replace it",
-			st->path, name);
+			lfs_esc(st->path), lfs_esc(name));
 		return err;
 	}
 	old = json_string_value(json_object_get(rec, "manifest_digest"));
 	err = 0;
 	if (!old || strcmp(old, img->manifest_digest)) {
 		lfs_err("store %s: image %s exists (manifest %s); give --replace to replace it, or another --name",
-			st->path, name, old ?: "unknown");
+			lfs_esc(st->path), lfs_esc(name), lfs_esc(old ?: "unknown"));
 		err = -LFS_ECONFLICT;
 	}
 	json_decref(rec);
@@ -584,7 +605,7 @@ int lfs_store_write_image(struct lfs_store *st, const char *name,
 			if (md && !strcmp(md, img->manifest_digest))
 				continue;
 			lfs_err("image %s replaced; the old one's layers stay while it is mounted on \"%s\"",
-				name,
+				lfs_esc(name),
 				lfs_lease_target(lease, desc, sizeof(desc)));
 		}
 	}
@@ -628,10 +649,9 @@ int lfs_store_image_layer_dirs(struct lfs_store *st, json_t *rec, char ***dirs,
 		return -ENOMEM;
 	json_array_foreach(layers, i, l)
 	{
-		const char *diff =
-			json_string_value(json_object_get(l, "diff_id"));
+		const char *diff = lfs_store_layer_key(l);
 
-		if (!diff || !lfs_digest_valid(diff)) {
+		if (!diff) {
 			err = -EINVAL;
 			break;
 		}
@@ -773,14 +793,14 @@ int lfs_store_rm_image(struct lfs_store *st, const char *name, bool force)
 		goto out;
 	json_array_foreach(live, i, lease)
 	{
-		lfs_err("image %s is in use: mounted on \"%s\"%s", name,
+		lfs_err("image %s is in use: mounted on \"%s\"%s", lfs_esc(name),
 			lfs_lease_target(lease, desc, sizeof(desc)),
 			force ? "; removed all the same, its layers stay until it is unmounted" :
 				"");
 	}
 	if (json_array_size(live) && !force) {
 		lfs_err("image %s: not removed; 'oci2ovl umount' it first, or rm --force",
-			name);
+			lfs_esc(name));
 		err = -LFS_ECONFLICT;
 	}
 	json_decref(live);
@@ -830,7 +850,10 @@ static int lfs_gc_dir(struct lfs_store *st, const char *sub, json_t *keep,
 	return err;
 }
 
-/* add the diff_id hex of every layer of @layers (records' or leases') */
+/*
+ * add the store key hex of every layer of @layers (records': their
+ * lfs_store_layer_key(); leases': the keys themselves)
+ */
 static void lfs_gc_keep(json_t *keep, json_t *layers, bool lease)
 {
 	json_t *l;
@@ -838,8 +861,8 @@ static void lfs_gc_keep(json_t *keep, json_t *layers, bool lease)
 
 	json_array_foreach(layers, j, l)
 	{
-		const char *diff =
-			json_string_value(lease ? l : json_object_get(l, "diff_id"));
+		const char *diff = lease ? json_string_value(l) :
+					   lfs_store_layer_key(l);
 
 		if (diff && strlen(diff) == LFS_DIGEST_LEN &&
 		    !json_object_get(keep, diff + 7))
@@ -876,7 +899,7 @@ int lfs_store_gc(struct lfs_store *st, bool dry_run, unsigned int *removed)
 		err = lfs_store_read_image(st, names[i], &rec);
 		if (err) {
 			lfs_err("store %s: image %s: unreadable record; nothing removed",
-				st->path, names[i]);
+				lfs_esc(st->path), lfs_esc(names[i]));
 			break;
 		}
 		lfs_gc_keep(keep, json_object_get(rec, "layers"), false);
@@ -888,7 +911,7 @@ int lfs_store_gc(struct lfs_store *st, bool dry_run, unsigned int *removed)
 	err = lfs_leases_live(st, NULL, dry_run, &live, &stale);
 	if (err) {
 		lfs_err("store %s: cannot tell which mounts are live; nothing removed",
-			st->path);
+			lfs_esc(st->path));
 		goto out;
 	}
 	json_array_foreach(live, i, lease)

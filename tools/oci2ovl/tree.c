@@ -366,8 +366,9 @@ static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 						  LFS_SHA256_HEX);
 		}
 	} else if (S_ISLNK(st.st_mode)) {
-		char target[PATH_MAX];
-		ssize_t n = readlinkat(dirfd, name, target, sizeof(target));
+		/* not on the stack: a walk recurses once per directory level */
+		char *target = (char *)w->buf;
+		ssize_t n = readlinkat(dirfd, name, target, PATH_MAX);
 
 		if (n < 0) {
 			err = -errno;
@@ -582,8 +583,8 @@ static int lfs_tree_candidate(struct lfs_store *st, const char *diff_id,
 		size_t blen;
 		char *buf;
 
-		if (strncmp(de->d_name, diff_id + 7, LFS_SHA256_HEX) ||
-		    n < 5 || strcmp(de->d_name + n - 5, ".tree"))
+		/* named after the diff_id, the header names the store key */
+		if (n < 5 || strcmp(de->d_name + n - 5, ".tree"))
 			continue;
 		if (lfs_tree_read(dirfd(d), de->d_name, diff_id, &buf, &blen,
 				  &ino))

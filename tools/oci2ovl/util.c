@@ -100,6 +100,29 @@ char *lfs_escape_name(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+/* lfs_esc() results alive at once, and the room of each */
+#define LFS_ESC_SLOTS 8
+#define LFS_ESC_LEN 512
+
+/**
+ * lfs_esc() - an untrusted string (a path, media type, tag, annotation or
+ * entry name), escaped for a message: "%s" with lfs_esc(s) in place of s
+ *
+ * Escaped as lfs_escape_name() does (printable ASCII stays, '"' and '\'
+ * get a backslash, control characters and bytes >= 0x7f become \xHH), into
+ * the next of LFS_ESC_SLOTS static buffers: one message may use up to that
+ * many results. Longer strings are cut and end in "...". NULL prints as
+ * "(null)".
+ */
+const char *lfs_esc(const char *s)
+{
+	static char slots[LFS_ESC_SLOTS][LFS_ESC_LEN];
+	static unsigned int next;
+	char *buf = slots[next++ % LFS_ESC_SLOTS];
+
+	return lfs_escape_name(s ?: "(null)", buf, LFS_ESC_LEN);
+}
+
 /* "123", "4K", "16M", "2G", "1T" (powers of 1024) */
 int lfs_parse_size(const char *s, uint64_t *out)
 {

@@ -16,11 +16,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "oci2ovl.h"
@@ -121,6 +123,42 @@ int lfs_make_opaque(int dirfd, const char *name, enum lfs_whiteout_fmt fmt)
 	(void)fmt;
 	return lfs_setxattr_at(dirfd, name, LFS_XATTR_OPAQUE, LFS_XATTR_TRUE,
 			       1);
+}
+
+/* is xattr @key of @name in @dirfd, not followed, LFS_XATTR_TRUE? */
+static bool lfs_xattr_true_at(int dirfd, const char *name, const char *key)
+{
+	char p[64 + NAME_MAX + 2], v[2];
+
+	if (strchr(name, '/') || strlen(name) > NAME_MAX)
+		return false;
+	snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", dirfd, name);
+	return lgetxattr(p, key, v, sizeof(v)) == 1 &&
+	       v[0] == LFS_XATTR_TRUE[0];
+}
+
+/*
+ * lfs_is_whiteout_at() - is @name in @dirfd (lstat()ed into @st) one of
+ * the whiteouts lfs_make_whiteout() writes in format @fmt?
+ */
+bool lfs_is_whiteout_at(int dirfd, const char *name, const struct stat *st,
+			enum lfs_whiteout_fmt fmt)
+{
+	char t[sizeof(LFS_WHITEOUT_TARGET)];
+
+	if (fmt == LFS_WH_CHARDEV)
+		return S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0);
+	return S_ISLNK(st->st_mode) &&
+	       readlinkat(dirfd, name, t, sizeof(t)) ==
+		       sizeof(LFS_WHITEOUT_TARGET) - 1 &&
+	       !memcmp(t, LFS_WHITEOUT_TARGET, sizeof(t) - 1) &&
+	       lfs_xattr_true_at(dirfd, name, LFS_XATTR_WHITEOUT);
+}
+
+/* is directory @name in @dirfd ("" for @dirfd itself) marked opaque? */
+bool lfs_is_opaque_at(int dirfd, const char *name)
+{
+	return lfs_xattr_true_at(dirfd, *name ? name : ".", LFS_XATTR_OPAQUE);
 }
 
 int lfs_whiteout_fmt_parse(const char *s, enum lfs_whiteout_fmt *fmt)

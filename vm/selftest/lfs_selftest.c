@@ -24,8 +24,8 @@ static bool leak;
 module_param(leak, bool, 0444);
 MODULE_PARM_DESC(leak, "leak one allocation");
 
-static bool lockdep_off;
-module_param(lockdep_off, bool, 0444);
+static bool lfs_lockdep_off;
+module_param_named(lockdep_off, lfs_lockdep_off, bool, 0444);
 MODULE_PARM_DESC(lockdep_off, "switch lockdep off");
 
 static bool block;
@@ -59,7 +59,7 @@ static int __init lfs_selftest_init(void)
 {
 	if (leak)
 		lfs_selftest_leak();
-	if (lockdep_off && debug_locks_off())
+	if (lfs_lockdep_off && debug_locks_off())
 		pr_info("lockdep switched off on purpose\n");
 	if (block) {
 		lfs_blocked_thread = kthread_run(lfs_selftest_blocked, NULL,

@@ -130,7 +130,7 @@ rec=json.load(open(sys.argv[1]))
 assert rec["layer_order"]=="top-first"
 assert [x["diff_id"] for x in l]==[x["diff_id"] for x in rec["layers"]]
 assert list(reversed([x["diff_id"] for x in l]))==rec["config"]["rootfs"]["diff_ids"]
-assert all(x["dir"].endswith(x["diff_id"][7:]) for x in l)' "$S/images/deep.json" <<<"$json"
+assert all(x["dir"].endswith("/layers/" + x["store_key"][7:]) for x in l)' "$S/images/deep.json" <<<"$json"
 	json=$("$B" config s1)
 	python3 -c 'import json,sys; c=json.load(sys.stdin); assert c["rootfs"]["type"]=="layers"' <<<"$json"
 	n=$(ls "$S/layers" | wc -l)

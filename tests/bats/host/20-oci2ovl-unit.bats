@@ -38,3 +38,11 @@ lfs_suite() {
 @test "unit: extraction keeps the rules and the limits" {
 	lfs_suite test_extract
 }
+
+@test "unit: the path set, a tree of components, answers as a set of paths" {
+	lfs_suite test_pathset
+}
+
+@test "unit: the tar structure read on its own agrees with libarchive's" {
+	lfs_suite test_tarframe
+}

@@ -244,7 +244,7 @@ lease = json.load(open(sys.argv[1]))
 rec = json.load(open(sys.argv[2]))
 assert lease["target"] == sys.argv[3], lease
 assert lease["image"] == "deep", lease
-assert lease["layers"] == [l["diff_id"] for l in rec["layers"]], lease
+assert lease["layers"] == [l["store_key"] for l in rec["layers"]], lease
 assert lease["manifest_digest"] == rec["manifest_digest"], lease
 assert lease["source"] == "oci2ovl:deep:" + lease["id"], lease
 # the mount that mountinfo shows is the one the lease names
@@ -598,4 +598,103 @@ EOF
 	"$B" gc
 	[ "$(ls "$S/trees")" = "$(ls "$S/layers")" ]
 	[ "$(ls "$S/trees" | wc -l)" = 1 ]
+}
+
+# lfs_chain_images DIR: layouts base (one layer) and chain (that layer and
+# an upper one whose entry has a parent only the base names: it is stored
+# under a chain key, not its diff_id)
+lfs_chain_images() {
+	python3 - "$REPO/tools/oci2ovl/tests" "$1" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from lfs_tree import image, layout, tar, tarfile, ti, write_index
+D = tarfile.DIRTYPE
+base = tar([ti("home/", D, mode=0o755), ti("home/app/", D, mode=0o700)])
+upper = tar([ti("home/app/.profile", data=b"p")])
+for name, layers in (("base", [base]), ("chain", [base, upper])):
+    d = layout(sys.argv[2], name, None)
+    write_index(d, name, [image(d, layers)])
+PY
+}
+
+# lfs_chain_key IMAGE: the store key of the image's top layer, checked to
+# be a chain key (not its diff_id)
+lfs_chain_key() {
+	python3 - "$S/images/$1.json" <<'PY'
+import json, sys
+l = json.load(open(sys.argv[1]))["layers"][0]
+assert l["store_key"] != l["diff_id"], l
+print(l["store_key"][7:])
+PY
+}
+
+@test "verify, leases, rm and gc name a chain-keyed layer by its store key" {
+	local key base id
+	lfs_chain_images "$BATS_TEST_TMPDIR/img"
+	"$B" import "$BATS_TEST_TMPDIR/img/chain:chain"
+	key=$(lfs_chain_key chain)
+	base=$(lfs_layer chain | tail -n 1)
+	[ -d "$S/layers/$key" ]
+	head -n 1 "$S/trees/$key" | grep -q "^oci2ovl-tree 1 sha256:$key ino=[0-9]*$"
+	lfs_verify chain
+	echo "$output"
+	[ "$status" = 0 ]
+	[ "$output" = "sha256:$key: ok
+sha256:$base: ok" ] || [ "$output" = "sha256:$base: ok
+sha256:$key: ok" ]
+	lfs_verify --all
+	[ "$status" = 0 ]
+	[ "$(grep -c ': ok$' <<<"$output")" = 2 ]
+	# a change in the chain-keyed layer is found under its key
+	chmod 0600 "$S/layers/$key/home/app/.profile"
+	lfs_verify chain
+	[ "$status" = 3 ]
+	[[ $output == *"layer sha256:$key: entry \"home/app/.profile\": mode 0600, recorded 0644"* ]]
+	chmod 0644 "$S/layers/$key/home/app/.profile"
+	# the lease names the store keys; gc keeps them for the mount
+	lfs_mount chain "$M"
+	id=$(lfs_lease_ids)
+	python3 - "$S/leases/$id.json" "$key" "$base" <<'PY'
+import json, sys
+lease = json.load(open(sys.argv[1]))
+assert lease["layers"] == ["sha256:" + k for k in sys.argv[2:]], lease
+PY
+	run "$B" rm chain
+	[ "$status" = 4 ]
+	"$B" rm --force chain
+	run "$B" gc
+	echo "$output"
+	[ "$status" = 0 ]
+	[[ $output == *"gc: layer sha256:$key kept: image chain mounted on"* ]]
+	[ -d "$S/layers/$key" ]
+	[ -f "$S/trees/$key" ]
+	[ -d "$S/layers/$base" ]
+	[ -f "$S/trees/$base" ]
+	"$B" umount "$M"
+	"$B" gc
+	lfs_empty "$S/layers"
+	lfs_empty "$S/trees"
+}
+
+@test "a crash between a chain-keyed layer's rename and its manifest's: verify and gc find the manifest" {
+	local key
+	lfs_chain_images "$BATS_TEST_TMPDIR/img"
+	"$B" import "$BATS_TEST_TMPDIR/img/base:base"
+	# the base is in the store: the first rename is the chain-keyed layer's
+	run env OCI2OVL_TEST_CRASH=layer-renamed "$B" import "$BATS_TEST_TMPDIR/img/chain:chain"
+	[ "$status" = 137 ]
+	key=$(ls "$S/layers" | grep -vx "$(lfs_layer base)")
+	[ "$(wc -l <<<"$key")" = 1 ]
+	[ ! -e "$S/trees/$key" ]
+	lfs_verify --all
+	echo "$output"
+	[ "$status" = 0 ]
+	[[ $output == *"sha256:$key: ok"* ]]
+	"$B" import "$BATS_TEST_TMPDIR/img/chain:chain"
+	[ "$(lfs_chain_key chain)" = "$key" ]
+	"$B" gc
+	[ -f "$S/trees/$key" ]
+	lfs_empty "$S/tmp"
+	lfs_verify chain
+	[ "$status" = 0 ]
 }

@@ -120,26 +120,53 @@ static void test_whiteout_then_directory_makes_it_opaque(void **state)
 	assert_true(S_ISREG(stb.st_mode));
 }
 
-static void test_writing_through_a_symlink_is_refused(void **state)
+/* a symlink on the way resolves inside the layer, never outside it */
+static void test_writing_through_an_absolute_symlink_stays_inside(void **state)
 {
 	struct lfs_fixture *f = *state;
-	char target[300];
+	char target[300], inside[320];
+	struct stat stb;
 
 	snprintf(target, sizeof(target), "%s/outside", f->dir);
 	lfs_tar_add(&f->t, "esc", AE_IFLNK, 0777, NULL, target, NULL);
 	lfs_tar_add(&f->t, "esc/pwned", AE_IFREG, 0644, "x", NULL, NULL);
-	assert_int_equal(lfs_run(f), -LFS_EREFUSED);
+	assert_int_equal(lfs_run(f), 0);
 	lfs_assert_outside_empty(f);
+	/* the target taken from the layer root, the symlink kept */
+	snprintf(inside, sizeof(inside), "%s/pwned", target + 1);
+	assert_int_equal(fstatat(f->rootfd, inside, &stb, AT_SYMLINK_NOFOLLOW),
+			 0);
+	assert_true(S_ISREG(stb.st_mode));
+	assert_int_equal(fstatat(f->rootfd, "esc", &stb, AT_SYMLINK_NOFOLLOW),
+			 0);
+	assert_true(S_ISLNK(stb.st_mode));
 }
 
-static void test_relative_symlink_escape_is_refused(void **state)
+static void test_relative_symlink_escape_stops_at_the_root(void **state)
+{
+	struct lfs_fixture *f = *state;
+	struct stat stb;
+
+	lfs_tar_add(&f->t, "d/esc", AE_IFLNK, 0777, NULL, "../../../outside",
+		    NULL);
+	lfs_tar_add(&f->t, "d/esc/pwned", AE_IFREG, 0644, "x", NULL, NULL);
+	assert_int_equal(lfs_run(f), 0);
+	lfs_assert_outside_empty(f);
+	assert_int_equal(fstatat(f->rootfd, "outside/pwned", &stb,
+				 AT_SYMLINK_NOFOLLOW),
+			 0);
+	assert_true(S_ISREG(stb.st_mode));
+}
+
+static void test_a_symlink_loop_is_refused(void **state)
 {
 	struct lfs_fixture *f = *state;
 
-	lfs_tar_add(&f->t, "esc", AE_IFLNK, 0777, NULL, "../outside", NULL);
-	lfs_tar_add(&f->t, "esc/pwned", AE_IFREG, 0644, "x", NULL, NULL);
+	lfs_tar_add(&f->t, "a", AE_IFLNK, 0777, NULL, "b/x", NULL);
+	lfs_tar_add(&f->t, "b", AE_IFLNK, 0777, NULL, "/a", NULL);
+	lfs_tar_add(&f->t, "a/f", AE_IFREG, 0644, "x", NULL, NULL);
 	assert_int_equal(lfs_run(f), -LFS_EREFUSED);
-	lfs_assert_outside_empty(f);
+	assert_false(lfs_exists(f->rootfd, "b/x"));
 }
 
 static void test_dotdot_entry_is_refused(void **state)
@@ -295,8 +322,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_a_good_layer_keeps_types_links_and_markers),
 		T(test_whiteout_then_directory_makes_it_opaque),
-		T(test_writing_through_a_symlink_is_refused),
-		T(test_relative_symlink_escape_is_refused),
+		T(test_writing_through_an_absolute_symlink_stays_inside),
+		T(test_relative_symlink_escape_stops_at_the_root),
+		T(test_a_symlink_loop_is_refused),
 		T(test_dotdot_entry_is_refused),
 		T(test_hard_link_to_outside_is_refused),
 		T(test_duplicate_entries_are_refused),

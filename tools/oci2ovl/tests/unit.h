@@ -30,6 +30,8 @@ static const struct lfs_limits lfs_test_lim = {
 	.max_entries = 1000,
 	.max_bytes = 1 << 20,
 	.max_path = 4095,
+	.max_names = 1 << 20,
+	.max_xattrs = 1 << 20,
 };
 
 /* a fresh scratch directory; returns an O_RDONLY fd on it */

@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# oci2ovl on large hostile layers, generated at test time by
+# tools/oci2ovl/tests/corpus_layers.py: the totals of a layer are bounded
+# (--max-names here), a path costs its length whatever its depth, and
+# memory does not grow with the names. Time and memory are measured with
+# /usr/bin/time. The small crafted cases of the same area (empty layers,
+# pax xattrs, bytes after the gzip or tar stream, header-only entries
+# with data, owner ids, image totals) are in the corpus run by
+# 20-oci2ovl-hostile.bats. Host tests run as root.
+
+setup() {
+	REPO=$(cd "$BATS_TEST_DIRNAME/../../.." && pwd)
+	B=$REPO/build/bin/oci2ovl
+	GEN="python3 $REPO/tools/oci2ovl/tests/corpus_layers.py"
+	S=$BATS_TEST_TMPDIR/store
+	D=$BATS_TEST_TMPDIR/img
+}
+
+# lfs_outside_sum DIR: a checksum of DIR's tree (names, types, modes,
+# sizes, times)
+lfs_outside_sum() {
+	set -o pipefail
+	find "$1" -printf '%p %y %m %s %T@\n' | sort | sha256sum
+}
+
+# lfs_timed ARGS...: run oci2ovl under /usr/bin/time; sets status and
+# output, and SECS and KB (wall time, maximum resident set)
+lfs_timed() {
+	run /usr/bin/time -f '%e %M' -o "$BATS_TEST_TMPDIR/time" "$B" --store "$S" "$@"
+	# the last line (a failed command's status comes first)
+	local t
+	t=$(tail -n 1 "$BATS_TEST_TMPDIR/time")
+	read -r SECS KB <<<"$t"
+	echo "status $status, ${SECS} s, ${KB} KiB max RSS"
+	echo "$output" | cut -c1-300
+}
+
+@test "a layer of 4 KiB names is refused at --max-names, in little memory, leaving nothing behind" {
+	# 80000 entries of 3848 bytes: past the default 256 MiB of names at
+	# entry 69760. The whole set of paths held by name (the old path
+	# set) is more than 256 MiB; the tree of components is a few MiB.
+	$GEN deep "$D" 80000 15 255
+	local before after
+	before=$(lfs_outside_sum "$D")
+	lfs_timed import "$D/deep:deep" --no-sync
+	[ "$status" = 3 ]
+	# (the message shortens the name)
+	[[ $output =~ ^oci2ovl:\ layer\ sha256:[0-9a-f]{64}:\ entry\ \"d{255}/d{200}[d/]*\.\.\.\":\ more\ than\ 268435456\ bytes\ of\ entry\ names\ \(--max-names\)$ ]]
+	[ "$KB" -lt 65536 ]
+	[ "${SECS%.*}" -lt 300 ]
+	after=$(lfs_outside_sum "$D")
+	[ "$before" = "$after" ]
+	local left
+	left=$(ls -A "$S/layers" "$S/tmp" "$S/images")
+	[ "$left" = "$(printf '%s:\n\n%s:\n\n%s:' "$S/images" "$S/layers" "$S/tmp")" ]
+}
+
+@test "entries 1900 directories deep unpack in time linear in their length" {
+	# 4000 files under one chain of 1900 directories, no directory
+	# entries: hashing every prefix of every path takes a minute, a walk
+	# of the components a few seconds
+	$GEN deep "$D" 4000 1900 1
+	lfs_timed import "$D/deep:deep" --no-sync
+	[ "$status" = 0 ]
+	[ "${SECS%.*}" -lt 30 ]
+	[ "$KB" -lt 65536 ]
+	local layer n
+	layer=$("$B" --store "$S" layers deep)
+	n=$(find "$layer" -type f -name 'f*' -printf x | wc -c)
+	[ "$n" = 4000 ]
+	[ -f "$layer/$(printf 'd/%.0s' $(seq 1900))f0003999" ]
+}
+
+@test "--max-names and --max-xattrs take sizes and refuse 0" {
+	$GEN deep "$D" 10 2 3
+	run "$B" --store "$S" import "$D/deep:deep" --max-names 0
+	[ "$status" = 2 ]
+	[[ $output == *'bad limit "0"'* ]]
+	run "$B" --store "$S" import "$D/deep:deep" --max-xattrs 1X
+	[ "$status" = 2 ]
+	[[ $output == *'bad limit "1X"'* ]]
+	run "$B" --store "$S" import "$D/deep:deep" --max-names 1K --max-xattrs 1M
+	[ "$status" = 0 ]
+	run "$B" --store "$S.2" import "$D/deep:deep" --max-names 100
+	[ "$status" = 3 ]
+	[[ $output == *'entry "ddd/ddd/f0000006": more than 100 bytes of entry names (--max-names)'* ]]
+}

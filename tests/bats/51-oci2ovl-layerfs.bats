@@ -2,7 +2,9 @@
 # oci2ovl in the guest, under layerfs: the converted layers (native
 # whiteouts), mounted with 'oci2ovl mount' (fsopen + one lowerdir+ per
 # layer), must give the same tree as 'umoci unpack', read-only and over an
-# upper directory.
+# upper directory. Its mounts' leases hold their layers against rm and
+# gc, and writes through a mount leave the layers as 'oci2ovl verify'
+# recorded them.
 
 # The images (tools/oci2ovl/tests/mkimages.sh) and what 'umoci unpack'
 # makes of each (lfs_tree.py dump): host-built fixtures
@@ -66,4 +68,85 @@ lfs_layerfs_matches_umoci() { # TAG [mount options...]
 	eval "$cmd"
 	$T dump "$W/mnt" >"$W/b"
 	diff -u "$W/a" "$W/b"
+}
+
+# lfs_empty DIR: DIR exists and holds nothing
+lfs_empty() {
+	local l
+	l=$(ls -A "$1") || return 1
+	[ -z "$l" ] || { echo "$1 holds: $l"; return 1; }
+}
+
+# A store of its own for the lease tests: gc must find the leased layers
+# in no other image's record
+lfs_lease_store() {
+	export OCI2OVL_STORE=$W/store-lease
+	rm -rf "$OCI2OVL_STORE"
+	"$B" import "$LFS_EXT4/fixtures/oci-images/img/layout:churn"
+}
+
+@test "a layerfs mount is leased: rm refuses its image, gc keeps its layers, oci2ovl umount drops it" {
+	lfs_lease_store
+	"$B" mount churn "$W/mnt" >/dev/null
+	id=$(ls "$OCI2OVL_STORE/leases")
+	id=${id%.json}
+	# mountinfo names the lease's mount
+	[ "$(findmnt -n -r -o SOURCE,FSTYPE "$W/mnt")" = "oci2ovl:churn:$id layerfs" ]
+	run "$B" rm churn
+	echo "$output"
+	[ "$status" = 4 ]
+	"$B" rm --force churn
+	run "$B" gc
+	echo "$output"
+	[ "$status" = 0 ]
+	[ "$(grep -c "kept: image churn mounted on \"$W/mnt\"" <<<"$output")" = 4 ]
+	[ "$(ls "$OCI2OVL_STORE/layers" | wc -l)" = 4 ]
+	# the mount still has every layer
+	$T dump "$W/mnt" >"$W/churn.got"
+	diff -u "$W/churn.want" "$W/churn.got"
+	"$B" umount "$W/mnt"
+	run mountpoint -q "$W/mnt"
+	[ "$status" = 32 ]
+	lfs_empty "$OCI2OVL_STORE/leases"
+	"$B" gc
+	lfs_empty "$OCI2OVL_STORE/layers"
+}
+
+@test "a lease of a layerfs mount unmounted with umount(8) is stale: rm drops it, gc removes the layers" {
+	lfs_lease_store
+	"$B" mount churn "$W/mnt" >/dev/null
+	umount "$W/mnt"
+	run "$B" rm churn
+	echo "$output"
+	[ "$status" = 0 ]
+	[[ $output == *"dropped the lease of image churn mounted on \"$W/mnt\": not mounted"* ]]
+	lfs_empty "$OCI2OVL_STORE/leases"
+	"$B" gc
+	lfs_empty "$OCI2OVL_STORE/layers"
+}
+
+@test "writes through a writable layerfs mount leave its layers as verify recorded them" {
+	lfs_lease_store
+	"$B" mount churn "$W/mnt" --upper "$W/up" >/dev/null
+	# copy-ups of data and metadata, a removal, a rename, a new file
+	echo more >>"$W/mnt/etc/passwd"
+	chmod 0600 "$W/mnt/usr/bin/tool"
+	chown 7:7 "$W/mnt/home/user/file"
+	setfattr -n user.new -v 1 "$W/mnt/etc/c"
+	rm "$W/mnt/usr/bin/a"
+	mv "$W/mnt/d1/again" "$W/mnt/d1/moved"
+	echo new >"$W/mnt/etc/new"
+	"$B" umount "$W/mnt"
+	[ -f "$W/up/etc/new" ]
+	run "$B" verify churn
+	echo "$output"
+	[ "$status" = 0 ]
+	[ "$(grep -c ': ok$' <<<"$output")" = 4 ]
+	# and verify sees a change made to a layer itself
+	d=$("$B" layers churn | tail -n 1)
+	echo x >>"$d/etc/passwd"
+	run "$B" verify churn
+	echo "$output"
+	[ "$status" = 3 ]
+	[[ $output == *"entry \"etc/passwd\": size "* ]]
 }

@@ -4,7 +4,9 @@
  * result to an exit status (see docs/oci2ovl.1). Only main() exits.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <locale.h>
@@ -28,6 +30,10 @@ struct lfs_cli {
 	bool json;
 	bool print;
 	bool sync;
+	bool replace;
+	bool force;
+	bool dry_run;
+	bool all;
 	struct lfs_limits lim;
 	unsigned int given; /* LFS_OPT_* bits seen */
 	char **args; /* positional, command first */
@@ -46,11 +52,15 @@ enum {
 	LFS_OPT_FSTYPE = 1 << 8,
 	LFS_OPT_LIMITS = 1 << 9,
 	LFS_OPT_NOSYNC = 1 << 10,
+	LFS_OPT_REPLACE = 1 << 11,
+	LFS_OPT_FORCE = 1 << 12,
+	LFS_OPT_DRY_RUN = 1 << 13,
+	LFS_OPT_ALL = 1 << 14,
 };
 
 #define LFS_OPTS_IMPORT                                                        \
 	(LFS_OPT_NAME | LFS_OPT_PLATFORM | LFS_OPT_WHITEOUT | LFS_OPT_LIMITS | \
-	 LFS_OPT_NOSYNC)
+	 LFS_OPT_NOSYNC | LFS_OPT_REPLACE)
 
 static const char lfs_usage[] =
 	"Usage: oci2ovl [--store DIR] COMMAND [OPTION...] [ARG...]\n"
@@ -59,16 +69,18 @@ static const char lfs_usage[] =
 	"  import [oci:]DIR:TAG   unpack an OCI image layout into the store\n"
 	"      [--name NAME] [--platform OS/ARCH[/VARIANT]] [--whiteout native|chardev]\n"
 	"      [--max-entries N] [--max-bytes SIZE] [--max-path N]\n"
-	"      [--max-names SIZE] [--max-xattrs SIZE] [--no-sync]\n"
+	"      [--max-names SIZE] [--max-xattrs SIZE] [--no-sync] [--replace]\n"
 	"  pull REF               skopeo copy REF (any transport), then import\n"
 	"      (same options as import)\n"
 	"  list [--json]          images in the store\n"
 	"  layers IMAGE [--json]  an image's layer directories, top layer first\n"
 	"  config IMAGE           an image's config JSON\n"
-	"  rm IMAGE               remove an image (its layers stay until gc)\n"
-	"  gc                     remove layers no image uses, and leftovers\n"
+	"  rm IMAGE [--force]     remove an image (its layers stay until gc)\n"
+	"  gc [--dry-run]         remove layers no image or mount uses, and leftovers\n"
 	"  mount IMAGE TARGET [--upper DIR [--work DIR]] [--fstype layerfs|overlay]\n"
 	"  mount IMAGE --print    print only the lowerdir= option\n"
+	"  umount TARGET          unmount an image and drop its lease\n"
+	"  verify IMAGE|--all     check layer directories against their tree manifests\n"
 	"\n"
 	"Options:\n"
 	"  --store DIR    the layer store (default $OCI2OVL_STORE, else " LFS_DEFAULT_STORE
@@ -77,7 +89,8 @@ static const char lfs_usage[] =
 	"  -V, --version  the version\n"
 	"\n"
 	"Exit status: 0 ok, 1 failure, 2 usage error, 3 input refused\n"
-	"(verification failed or a hostile entry). See oci2ovl(1).\n";
+	"(verification failed or a hostile entry), 4 in use or name taken.\n"
+	"See oci2ovl(1).\n";
 
 static const struct option lfs_options[] = {
 	{ "store", required_argument, NULL, 's' },
@@ -95,6 +108,10 @@ static const struct option lfs_options[] = {
 	{ "max-names", required_argument, NULL, 'N' },
 	{ "max-xattrs", required_argument, NULL, 'X' },
 	{ "no-sync", no_argument, NULL, 'S' },
+	{ "replace", no_argument, NULL, 'R' },
+	{ "force", no_argument, NULL, 'F' },
+	{ "dry-run", no_argument, NULL, 'D' },
+	{ "all", no_argument, NULL, 'A' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{}
@@ -112,6 +129,8 @@ static int lfs_exit_code(int err)
 {
 	if (!err)
 		return LFS_EXIT_OK;
+	if (err == -LFS_ECONFLICT)
+		return LFS_EXIT_CONFLICT;
 	return err == -LFS_EREFUSED ? LFS_EXIT_REFUSED : LFS_EXIT_FAIL;
 }
 
@@ -174,6 +193,22 @@ static int lfs_parse(int argc, char **argv, struct lfs_cli *c)
 		case 'S':
 			c->sync = false;
 			c->given |= LFS_OPT_NOSYNC;
+			break;
+		case 'R':
+			c->replace = true;
+			c->given |= LFS_OPT_REPLACE;
+			break;
+		case 'F':
+			c->force = true;
+			c->given |= LFS_OPT_FORCE;
+			break;
+		case 'D':
+			c->dry_run = true;
+			c->given |= LFS_OPT_DRY_RUN;
+			break;
+		case 'A':
+			c->all = true;
+			c->given |= LFS_OPT_ALL;
 			break;
 		case 'E':
 		case 'B':
@@ -285,6 +320,7 @@ static int lfs_cmd_import(struct lfs_cli *c, bool pull)
 		.platform = c->platform,
 		.lim = c->lim,
 		.sync = c->sync,
+		.replace = c->replace,
 	};
 	char *dir = NULL, *tag = NULL, *defname = NULL;
 	struct lfs_store st;
@@ -319,9 +355,13 @@ static int lfs_cmd_import(struct lfs_cli *c, bool pull)
 			lfs_whiteout_fmt_name(o.fmt));
 		r = LFS_EXIT_USAGE;
 	} else {
+		st.sync = c->sync;
 		err = pull ? lfs_pull(&st, c->args[1], &o) :
 			     lfs_import(&st, dir, tag, &o);
 		r = lfs_exit_code(err);
+		/* a concurrent first import chose the other format */
+		if (err && st.fmt_known && st.fmt != o.fmt)
+			r = LFS_EXIT_USAGE;
 	}
 	lfs_store_close(&st);
 out:
@@ -432,15 +472,15 @@ static int lfs_cmd_rm(struct lfs_cli *c)
 	struct lfs_store st;
 	int r, err;
 
-	r = lfs_check(c, 1, 1, 0);
+	r = lfs_check(c, 1, 1, LFS_OPT_FORCE);
 	if (r >= 0)
 		return r;
 	if (!lfs_valid_image_name(c->args[1]))
 		return lfs_usage_error("bad image name \"%s\"", c->args[1]);
 	if (lfs_store_open(&st, c->store, false, false))
 		return LFS_EXIT_FAIL;
-	err = lfs_store_rm_image(&st, c->args[1]);
-	if (err)
+	err = lfs_store_rm_image(&st, c->args[1], c->force);
+	if (err && err != -LFS_ECONFLICT)
 		lfs_err("image %s: %s", c->args[1],
 			err == -ENOENT ? "not in the store" : strerror(-err));
 	lfs_store_close(&st);
@@ -453,7 +493,7 @@ static int lfs_cmd_gc(struct lfs_cli *c)
 	struct lfs_store st;
 	int r, err;
 
-	r = lfs_check(c, 0, 0, 0);
+	r = lfs_check(c, 0, 0, LFS_OPT_DRY_RUN);
 	if (r >= 0)
 		return r;
 	err = lfs_store_open(&st, c->store, false, true);
@@ -461,11 +501,12 @@ static int lfs_cmd_gc(struct lfs_cli *c)
 		return LFS_EXIT_OK;
 	if (err)
 		return LFS_EXIT_FAIL;
-	err = lfs_store_gc(&st, &removed);
+	err = lfs_store_gc(&st, c->dry_run, &removed);
 	if (err)
 		lfs_err("gc %s: %s", st.path, strerror(-err));
 	else if (isatty(STDERR_FILENO))
-		fprintf(stderr, "%s: removed %u\n", LFS_PROG, removed);
+		fprintf(stderr, "%s: %s %u\n", LFS_PROG,
+			c->dry_run ? "would remove" : "removed", removed);
 	lfs_store_close(&st);
 	return lfs_exit_code(err);
 }
@@ -486,6 +527,44 @@ static size_t lfs_dedupe(char **dirs, size_t n)
 	return k;
 }
 
+/* lease, mount, or drop the lease again; caller holds the meta lock */
+static int lfs_mount_leased(struct lfs_store *st, const char *name,
+			    json_t *rec, char **dirs, size_t n,
+			    const char *target, struct lfs_mount_opts *o)
+{
+	json_t *lease;
+	char *tgt;
+	int err;
+
+	tgt = realpath(target, NULL);
+	if (!tgt) {
+		err = -errno;
+		lfs_err("mount: %s: %s", lfs_esc(target), strerror(errno));
+		return err;
+	}
+	lease = lfs_lease_make(name, rec, tgt, lfs_mount_fstype(o));
+	if (!lease) {
+		err = -errno;
+		free(tgt);
+		return err;
+	}
+	err = lfs_lease_add(st, lease);
+	if (err) {
+		lfs_err("store %s: cannot record the mount: %s", lfs_esc(st->path),
+			strerror(-err));
+		goto out;
+	}
+	lfs_test_point("lease-added");
+	o->source = lfs_lease_source(lease);
+	err = lfs_mount_image(dirs, n, tgt, o);
+	if (err)
+		lfs_lease_drop(st, lease);
+out:
+	json_decref(lease);
+	free(tgt);
+	return err;
+}
+
 static int lfs_cmd_mount(struct lfs_cli *c)
 {
 	struct lfs_mount_opts o = {
@@ -495,6 +574,7 @@ static int lfs_cmd_mount(struct lfs_cli *c)
 		.print_only = c->print,
 	};
 	struct lfs_store st;
+	bool locked = false;
 	json_t *rec;
 	char **dirs;
 	size_t n, i;
@@ -520,19 +600,247 @@ static int lfs_cmd_mount(struct lfs_cli *c)
 			st.path);
 		goto out;
 	}
+	r = LFS_EXIT_FAIL;
+	if (!c->print) {
+		/* the record again under the meta lock: rm waits for us */
+		json_decref(rec);
+		rec = NULL;
+		if (lfs_store_meta_lock(&st))
+			goto out;
+		locked = true;
+		err = lfs_store_read_image(&st, c->args[1], &rec);
+		if (err) {
+			lfs_err("image %s: %s", c->args[1],
+				err == -ENOENT ? "not in the store" :
+						 strerror(-err));
+			goto out;
+		}
+	}
 	err = lfs_store_image_layer_dirs(&st, rec, &dirs, &n);
 	if (!err) {
 		n = lfs_dedupe(dirs, n);
-		err = lfs_mount_image(dirs, n, c->args[2], &o);
+		if (c->print)
+			err = lfs_mount_image(dirs, n, NULL, &o);
+		else
+			err = lfs_mount_leased(&st, c->args[1], rec, dirs, n,
+					       c->args[2], &o);
 		for (i = 0; i < n; i++)
 			free(dirs[i]);
 		free(dirs);
 	}
 	r = lfs_exit_code(err);
 out:
+	if (locked)
+		lfs_store_meta_unlock(&st);
 	json_decref(rec);
 	lfs_store_close(&st);
 	return r;
+}
+
+/*
+ * umount TARGET: of the leases on TARGET, drop the stale ones, and
+ * unmount the live one that is the topmost mount there, then drop it.
+ */
+static int lfs_cmd_umount(struct lfs_cli *c)
+{
+	char desc[PATH_MAX + 600];
+	json_t *leases = NULL, *lease;
+	unsigned int stale = 0, live = 0, done = 0;
+	struct lfs_store st;
+	const char *why;
+	char *tgt = NULL;
+	int r, err, top, id;
+	size_t i;
+
+	r = lfs_check(c, 1, 1, 0);
+	if (r >= 0)
+		return r;
+	err = lfs_store_open(&st, c->store, false, false);
+	if (err == -ENOENT)
+		lfs_err("no store at %s", c->store);
+	if (err)
+		return LFS_EXIT_FAIL;
+	r = LFS_EXIT_FAIL;
+	if (lfs_store_meta_lock(&st))
+		goto out_close;
+	tgt = realpath(c->args[1], NULL);
+	if (!tgt) {
+		lfs_err("umount %s: %s", lfs_esc(c->args[1]), strerror(errno));
+		goto out;
+	}
+	if (lfs_leases_read(&st, &leases))
+		goto out;
+	top = lfs_mount_id(tgt);
+	err = 0;
+	json_array_foreach(leases, i, lease)
+	{
+		if (err || done ||
+		    strcmp(json_string_value(json_object_get(lease, "target")),
+			   tgt))
+			continue;
+		lfs_lease_describe(lease, desc, sizeof(desc));
+		err = lfs_lease_check(lease, &id, &why);
+		if (err < 0)
+			break;
+		if (!err) {
+			lfs_err("%s: %s; its lease dropped", desc, why);
+			err = lfs_lease_drop(&st, lease);
+			stale++;
+			continue;
+		}
+		err = 0;
+		live++;
+		if (id < 0 || id != top)
+			continue;
+		err = lfs_umount(tgt);
+		if (!err)
+			err = lfs_lease_drop(&st, lease);
+		done++;
+	}
+	if (err) {
+		r = lfs_exit_code(err);
+	} else if (done) {
+		r = LFS_EXIT_OK;
+	} else if (live) {
+		lfs_err("umount %s: its oci2ovl mount is not the topmost mount there, or is in another mount namespace; not unmounted",
+			lfs_esc(tgt));
+		r = LFS_EXIT_CONFLICT;
+	} else if (stale) {
+		r = LFS_EXIT_OK;
+	} else {
+		lfs_err("umount %s: no oci2ovl mount there", lfs_esc(tgt));
+	}
+out:
+	json_decref(leases);
+	free(tgt);
+	lfs_store_meta_unlock(&st);
+out_close:
+	lfs_store_close(&st);
+	return r;
+}
+
+/* the store keys to verify: an image's (each once), or every layer's */
+static int lfs_verify_list(const struct lfs_cli *c, struct lfs_store *st,
+			   json_t **out)
+{
+	json_t *list = json_array(), *rec, *l;
+	struct dirent *de;
+	size_t i, j;
+	DIR *d;
+	int err;
+
+	if (!list)
+		return -ENOMEM;
+	*out = list;
+	if (!c->all) {
+		err = lfs_store_read_image(st, c->args[1], &rec);
+		if (err) {
+			lfs_err("image %s: %s", lfs_esc(c->args[1]),
+				err == -ENOENT ? "not in the store" :
+						 strerror(-err));
+			return err;
+		}
+		json_array_foreach(json_object_get(rec, "layers"), i, l)
+		{
+			const char *k = lfs_store_layer_key(l);
+
+			if (!k) {
+				lfs_err("image %s: a layer without a store key or diff_id",
+					lfs_esc(c->args[1]));
+				json_decref(rec);
+				return -EINVAL;
+			}
+			for (j = 0; j < json_array_size(list); j++)
+				if (!strcmp(json_string_value(
+						    json_array_get(list, j)),
+					    k))
+					break;
+			if (j == json_array_size(list))
+				json_array_append_new(list, json_string(k));
+		}
+		json_decref(rec);
+		return 0;
+	}
+	d = lfs_store_opendir(st, "layers");
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		char diff[8 + sizeof(de->d_name)];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(diff, sizeof(diff), "sha256:%s", de->d_name);
+		if (!lfs_digest_valid(diff)) {
+			char ebuf[512];
+
+			lfs_err("store %s: layers/%s: not a layer name",
+				lfs_esc(st->path),
+				lfs_escape_name(de->d_name, ebuf, sizeof(ebuf)));
+			continue;
+		}
+		json_array_append_new(list, json_string(diff));
+	}
+	closedir(d);
+	return 0;
+}
+
+static int lfs_diff_cmp(const void *a, const void *b)
+{
+	return strcmp(json_string_value(*(json_t *const *)a),
+		      json_string_value(*(json_t *const *)b));
+}
+
+/*
+ * verify IMAGE|--all: every layer against its tree manifest; a line per
+ * layer on stdout, each difference on stderr.
+ */
+static int lfs_cmd_verify(struct lfs_cli *c)
+{
+	unsigned long diffs, total = 0;
+	struct lfs_store st;
+	json_t *list = NULL;
+	json_t **v;
+	size_t i, n;
+	int r, err;
+
+	r = lfs_check(c, c->all ? 0 : 1, c->all ? 0 : 1, LFS_OPT_ALL);
+	if (r >= 0)
+		return r;
+	if (!c->all && !lfs_valid_image_name(c->args[1]))
+		return lfs_usage_error("bad image name \"%s\"", lfs_esc(c->args[1]));
+	err = lfs_store_open(&st, c->store, false, false);
+	if (err == -ENOENT)
+		lfs_err("no store at %s", lfs_esc(c->store));
+	if (err)
+		return LFS_EXIT_FAIL;
+	err = lfs_verify_list(c, &st, &list);
+	n = json_array_size(list);
+	v = calloc(n + 1, sizeof(*v));
+	if (!err && !v)
+		err = -ENOMEM;
+	for (i = 0; !err && i < n; i++)
+		v[i] = json_array_get(list, i);
+	if (!err && c->all)
+		qsort(v, n, sizeof(*v), lfs_diff_cmp);
+	for (i = 0; !err && i < n; i++) {
+		const char *diff = json_string_value(v[i]);
+
+		err = lfs_tree_verify(&st, diff, &diffs);
+		if (err)
+			break;
+		if (diffs)
+			printf("%s: %lu difference%s\n", diff, diffs,
+			       diffs == 1 ? "" : "s");
+		else
+			printf("%s: ok\n", diff);
+		total += diffs;
+	}
+	free(v);
+	json_decref(list);
+	lfs_store_close(&st);
+	if (err)
+		return lfs_exit_code(err == -LFS_EREFUSED ? -EIO : err);
+	return total ? LFS_EXIT_REFUSED : LFS_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -569,6 +877,10 @@ int main(int argc, char **argv)
 		r = lfs_cmd_gc(&c);
 	else if (!strcmp(cmd, "mount"))
 		r = lfs_cmd_mount(&c);
+	else if (!strcmp(cmd, "umount"))
+		r = lfs_cmd_umount(&c);
+	else if (!strcmp(cmd, "verify"))
+		r = lfs_cmd_verify(&c);
 	else
 		r = lfs_usage_error("unknown command \"%s\"", cmd);
 	if (fflush(stdout) && r == LFS_EXIT_OK)

@@ -146,6 +146,10 @@ int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
 	err = lfs_layout_resolve(layout_dir, tag, o->platform, &img);
 	if (err)
 		goto out;
+	/* before any work; checked again when the record is published */
+	err = lfs_store_check_name(st, o->name, &img, o->replace);
+	if (err)
+		goto out;
 	err = lfs_store_set_format(st, o->fmt);
 	if (err) {
 		lfs_err("store %s holds %s layers; use another store for %s",
@@ -215,8 +219,8 @@ out_close:
 	free(names);
 	close(layoutfd);
 	if (!err)
-		err = lfs_store_write_image(st, o->name, &img);
-	if (err && err != -LFS_EREFUSED)
+		err = lfs_store_write_image(st, o->name, &img, o->replace);
+	if (err && err != -LFS_EREFUSED && err != -LFS_ECONFLICT)
 		lfs_err("import %s:%s: %s", lfs_esc(layout_dir), lfs_esc(tag),
 			strerror(-err));
 out:

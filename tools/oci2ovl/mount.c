@@ -11,6 +11,13 @@
  * named relative to their common parent, which we chdir() into.
  *
  * In a lowerdir string, ':' ',' and '\' in paths get a backslash.
+ *
+ * The mount source (fsconfig "source", mount(2)'s first argument) is the
+ * lease's "oci2ovl:IMAGE:ID", which lease.c finds in mountinfo.
+ *
+ * Test seam: OCI2OVL_TEST_MOUNT=tmpfs mounts an empty tmpfs with that
+ * source instead, so that the host tests exercise leases, gc, rm and
+ * umount with a real mount and never a layerfs one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -80,8 +87,8 @@ static void lfs_fs_messages(int fsfd)
 }
 
 static int lfs_mount_new_api(char *const *dirs, size_t n, const char *target,
-			     const char *fstype, const char *upper,
-			     const char *work)
+			     const char *fstype, const char *source,
+			     const char *upper, const char *work)
 {
 	const char *step = "fsopen";
 	int fsfd, mfd, err = 0;
@@ -93,7 +100,12 @@ static int lfs_mount_new_api(char *const *dirs, size_t n, const char *target,
 		lfs_err("mount: fsopen(%s): %s", fstype, strerror(errno));
 		return err;
 	}
-	step = "fsconfig lowerdir+";
+	step = "fsconfig source";
+	if (source &&
+	    fsconfig(fsfd, FSCONFIG_SET_STRING, "source", source, 0))
+		err = -errno;
+	if (!err)
+		step = "fsconfig lowerdir+";
 	for (i = 0; i < n && !err; i++)
 		if (fsconfig(fsfd, FSCONFIG_SET_STRING, "lowerdir+", dirs[i],
 			     0))
@@ -140,7 +152,8 @@ static int lfs_mount_new_api(char *const *dirs, size_t n, const char *target,
 
 /* overlay through mount(2), layers named relative to their parent */
 static int lfs_mount_overlay(char *const *dirs, size_t n, const char *target,
-			     const char *upper, const char *work)
+			     const char *source, const char *upper,
+			     const char *work)
 {
 	char parent[PATH_MAX], cwd[PATH_MAX];
 	char **rel, *lower, *opts = NULL, *eu = NULL, *ew = NULL;
@@ -182,7 +195,8 @@ static int lfs_mount_overlay(char *const *dirs, size_t n, const char *target,
 		err = -errno;
 		goto out;
 	}
-	err = mount("overlay", target, "overlay", upper ? 0 : MS_RDONLY, opts) ?
+	err = mount(source ?: "overlay", target, "overlay",
+		    upper ? 0 : MS_RDONLY, opts) ?
 		      -errno :
 		      0;
 	if (err)
@@ -228,6 +242,34 @@ static void lfs_print_command(char *const *dirs, size_t n, const char *target,
 	free(qo);
 	free(opts);
 	free(lower);
+}
+
+/* the test seam's stand-in: an empty tmpfs, with the lease's source */
+static int lfs_mount_test_tmpfs(const char *target, const char *source,
+				bool rw)
+{
+	if (mount(source ?: "oci2ovl", target, "tmpfs", rw ? 0 : MS_RDONLY,
+		  "mode=0755")) {
+		int err = -errno;
+
+		lfs_err("mount: tmpfs (OCI2OVL_TEST_MOUNT) on %s: %s", lfs_esc(target),
+			strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+static bool lfs_mount_test_seam(void)
+{
+	const char *t = getenv("OCI2OVL_TEST_MOUNT");
+
+	return t && !strcmp(t, "tmpfs");
+}
+
+/* the filesystem type a mount with @o will have, as mountinfo shows it */
+const char *lfs_mount_fstype(const struct lfs_mount_opts *o)
+{
+	return lfs_mount_test_seam() ? "tmpfs" : o->fstype;
 }
 
 static int lfs_mkdir_abs(const char *path, char **out)
@@ -285,10 +327,13 @@ int lfs_mount_image(char *const *dirs, size_t n, const char *target,
 			goto out;
 		}
 	}
-	if (!strcmp(o->fstype, "overlay"))
-		err = lfs_mount_overlay(dirs, n, tgt, upper, work);
+	if (lfs_mount_test_seam())
+		err = lfs_mount_test_tmpfs(tgt, o->source, upper != NULL);
+	else if (!strcmp(o->fstype, "overlay"))
+		err = lfs_mount_overlay(dirs, n, tgt, o->source, upper, work);
 	else
-		err = lfs_mount_new_api(dirs, n, tgt, o->fstype, upper, work);
+		err = lfs_mount_new_api(dirs, n, tgt, o->fstype, o->source,
+					upper, work);
 	if (!err)
 		lfs_print_command(dirs, n, tgt, o->fstype, upper, work);
 out:
@@ -297,4 +342,28 @@ out:
 	free(work);
 	free(defwork);
 	return err;
+}
+
+/* unmount the topmost mount on @target (an absolute, resolved path) */
+int lfs_umount(const char *target)
+{
+	if (umount2(target, UMOUNT_NOFOLLOW)) {
+		int err = -errno;
+
+		lfs_err("umount %s: %s", lfs_esc(target), strerror(errno));
+		return err == -EBUSY ? -LFS_ECONFLICT : err;
+	}
+	return 0;
+}
+
+/* the ID of the topmost mount on @path, as mountinfo's first field */
+int lfs_mount_id(const char *path)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx))
+		return -errno;
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		return -ENOSYS;
+	return (int)stx.stx_mnt_id;
 }

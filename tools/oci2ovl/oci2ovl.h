@@ -10,6 +10,7 @@
 #ifndef OCI2OVL_H
 #define OCI2OVL_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,9 +27,12 @@
 #define LFS_EXIT_FAIL 1
 #define LFS_EXIT_USAGE 2
 #define LFS_EXIT_REFUSED 3
+#define LFS_EXIT_CONFLICT 4
 
 /* the errno that means "refused: the input breaks a rule" */
 #define LFS_EREFUSED EBADMSG
+/* the errno that means "in use, or the name is taken" (message printed) */
+#define LFS_ECONFLICT EBUSY
 
 #define LFS_DEFAULT_STORE "/var/lib/oci2ovl"
 #define LFS_DEFAULT_PLATFORM "linux/amd64"
@@ -271,7 +275,16 @@ struct lfs_store {
 	int lockfd; /* the lock file, flock()ed */
 	enum lfs_whiteout_fmt fmt;
 	bool fmt_known; /* a layer format was recorded */
+	bool sync; /* fsync what is published (not with --no-sync) */
 };
+
+void lfs_test_point(const char *point);
+int lfs_store_sync_dir(const struct lfs_store *st, const char *sub);
+DIR *lfs_store_opendir(const struct lfs_store *st, const char *sub);
+int lfs_store_meta_lock(struct lfs_store *st);
+void lfs_store_meta_unlock(struct lfs_store *st);
+int lfs_store_publish(struct lfs_store *st, const char *dir, const char *name,
+		      const char *data, size_t len, bool replace);
 
 int lfs_store_open(struct lfs_store *st, const char *path, bool create,
 		   bool exclusive);
@@ -283,15 +296,39 @@ bool lfs_store_has_layer(const struct lfs_store *st, const char *diff_id);
 int lfs_store_commit_layer(struct lfs_store *st, const char *tmpname,
 			   const char *diff_id);
 int lfs_store_mktemp(struct lfs_store *st, const char *prefix, char **name);
+int lfs_store_check_name(struct lfs_store *st, const char *name,
+			 const struct lfs_image *img, bool replace);
 int lfs_store_write_image(struct lfs_store *st, const char *name,
-			  const struct lfs_image *img);
+			  const struct lfs_image *img, bool replace);
 int lfs_store_read_image(struct lfs_store *st, const char *name, json_t **out);
 const char *lfs_store_layer_key(json_t *layer);
 int lfs_store_image_layer_dirs(struct lfs_store *st, json_t *rec, char ***dirs,
 			       size_t *n);
 int lfs_store_list(struct lfs_store *st, json_t **out);
-int lfs_store_rm_image(struct lfs_store *st, const char *name);
-int lfs_store_gc(struct lfs_store *st, unsigned int *removed);
+int lfs_store_rm_image(struct lfs_store *st, const char *name, bool force);
+int lfs_store_gc(struct lfs_store *st, bool dry_run, unsigned int *removed);
+
+/* tree.c */
+int lfs_tree_write(struct lfs_store *st, const char *tmpname,
+		   const char *diff_id);
+int lfs_tree_publish(struct lfs_store *st, const char *tmpname,
+		     const char *diff_id);
+int lfs_tree_repair(struct lfs_store *st);
+int lfs_tree_verify(struct lfs_store *st, const char *diff_id,
+		    unsigned long *diffs);
+
+/* lease.c */
+json_t *lfs_lease_make(const char *name, json_t *rec, const char *target,
+		       const char *fstype);
+const char *lfs_lease_source(json_t *lease);
+int lfs_lease_add(struct lfs_store *st, json_t *lease);
+int lfs_lease_drop(struct lfs_store *st, json_t *lease);
+int lfs_leases_read(struct lfs_store *st, json_t **out);
+int lfs_lease_check(json_t *lease, int *mnt_id, const char **why);
+const char *lfs_lease_target(json_t *lease, char *buf, size_t len);
+const char *lfs_lease_describe(json_t *lease, char *buf, size_t len);
+int lfs_leases_live(struct lfs_store *st, const char *image, bool dry_run,
+		    json_t **out, unsigned int *stale);
 
 /* import.c */
 struct lfs_import_opts {
@@ -300,6 +337,7 @@ struct lfs_import_opts {
 	struct lfs_limits lim;
 	enum lfs_whiteout_fmt fmt;
 	bool sync; /* syncfs() before committing */
+	bool replace; /* replace an image of that name */
 };
 
 int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
@@ -312,12 +350,16 @@ struct lfs_mount_opts {
 	const char *fstype; /* "layerfs" or "overlay" */
 	const char *upper; /* NULL: read-only */
 	const char *work; /* NULL: default next to upper */
+	const char *source; /* the mount source, names the lease */
 	bool print_only; /* --print */
 };
 
 char *lfs_lowerdir_string(char *const *dirs, size_t n);
 char *lfs_escape_option(const char *s);
+const char *lfs_mount_fstype(const struct lfs_mount_opts *o);
 int lfs_mount_image(char *const *dirs, size_t n, const char *target,
 		    const struct lfs_mount_opts *o);
+int lfs_umount(const char *target);
+int lfs_mount_id(const char *path);
 
 #endif /* OCI2OVL_H */

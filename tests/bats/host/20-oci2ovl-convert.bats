@@ -186,8 +186,10 @@ data = t.tar([t.ti("f%d" % i, data=os.urandom(1 << 20)) for i in range(48)])
 t.write_index(d, "big", [t.image(d, [data], comp="none")])' "$REPO/tools/oci2ovl/tests" "$big"
 	"$REPO/build/bin/oci2ovl" import "$big/big:big" &
 	pid=$!
+	# until the layer's directory is there (tmp/ also holds, for a
+	# moment, the store's whiteout file before it is published)
 	for _ in $(seq 100); do
-		[ -n "$(ls -A "$S/tmp" 2>/dev/null)" ] && break
+		ls "$S/tmp" 2>/dev/null | grep -q '^[0-9a-f]\{64\}\.' && break
 		sleep 0.05
 	done
 	kill -9 $pid

@@ -351,6 +351,11 @@ diff_rotate() {
 	diff_same "final trees after the rotation (seed $seed, plain vs $LFS_FSTYPE)" \
 		"$s.ref2.$cmp" "$s.rot2.$cmp" || bad=1
 	"$OPSEQ" dump -r "$up" >"$s.layer.after" || return 1
+	# but for st_blocks: on tmpfs a read fault of a mapping on a hole
+	# allocates the page (shmem_fault), whoever maps the file; lfs-opseq's
+	# heldfd step maps the file it reads, and layerfs, as overlay, maps
+	# the lower file itself (seed 114: bl=8, then bl=16, same data)
+	sed -i 's/ bl=[0-9]*//' "$s.layer.kept" "$s.layer.after" || return 1
 	diff_same "the old upper, a lower layer now, before and after (seed $seed)" \
 		"$s.layer.kept" "$s.layer.after" || bad=1
 	return "$bad"
@@ -416,20 +421,27 @@ diff_seed() {
 	echo "# seed $seed, $n lower layers: $diff_steps steps, $diff_zero succeeded;" \
 		"$diff_user as a user, $diff_user_zero of them succeeded"
 	((diff_steps == DIFF_STEPS)) || bad=1
-	# the unprivileged steps are there, and not all refused
-	((diff_user >= DIFF_STEPS / 10 && diff_user_zero > 0)) || bad=1
+	# the unprivileged steps are there; that not all are refused is
+	# checked over the seeds (diff_done): a seed may draw none that can
+	# succeed (seed 158: 29 steps as a user, all refused, as on the plain
+	# tree)
+	((diff_user >= DIFF_STEPS / 10)) || bad=1
+	diff_ok[as-user]=$((${diff_ok[as-user]:-0} + diff_user_zero))
 	return "$bad"
 }
 
 # diff_done N...: after the seeds on stacks N...: the stacks' layers are
 # as before (contents, every xattr, inode numbers, link counts, blocks,
-# c/mtimes of every object), and every operation kind succeeded at least
-# once; exchange and noreplace on a directory of the lower layers too
+# c/mtimes of every object), every operation kind succeeded at least
+# once, and so did some step run as an unprivileged user; exchange and
+# noreplace on a directory of the lower layers too
 # when DIFF_XDIR is set (runs of ten seeds or more: a seed has one or
 # two of each).
 diff_done() {
 	local n k missing= more=
 	[ -z "$DIFF_XDIR" ] || more="exchange-dir noreplace-dir"
+	# some unprivileged steps succeeded (diff_seed)
+	more+=" as-user"
 	for n; do
 		"$OPSEQ" dump -r "$DIFF_STACKS/s$n" >"$lw/layers$n.after" || return 1
 		diff_same "lower layers of stack $n before and after" "$DIFF_STACKS/s$n.layers" \

@@ -148,7 +148,7 @@ diff_remove_stacks() {
 # diff_ok[noreplace-dir].  One awk over the log and the stack's dump: a
 # bash read loop cost a quarter of a seed's time under TCG.
 diff_count() {
-	local out line k v
+	local out k v
 	out=$(awk '
 	FILENAME == ARGV[1] {
 		if ($2 == "d")

@@ -117,6 +117,7 @@ bool lfs_valid_image_name(const char *name);
 int lfs_rm_tree_at(int dirfd, const char *name);
 int lfs_read_file_at(int dirfd, const char *path, size_t max, char **buf,
 		     size_t *len);
+int lfs_write_full(int fd, const char *data, size_t len);
 int lfs_write_file_atomic(int dirfd, const char *name, const char *data,
 			  size_t len);
 int lfs_openat2(int dirfd, const char *path, int flags, mode_t mode);

@@ -157,7 +157,6 @@ int lfs_store_publish(struct lfs_store *st, const char *dir, const char *name,
 		      const char *data, size_t len, bool replace)
 {
 	char tmp[64], dst[PATH_MAX], point[PATH_MAX];
-	size_t done = 0;
 	int fd, err;
 
 	if (snprintf(dst, sizeof(dst), "%s%s%s", dir, *dir ? "/" : "",
@@ -168,15 +167,8 @@ int lfs_store_publish(struct lfs_store *st, const char *dir, const char *name,
 		return fd;
 	if (fchmod(fd, 0644))
 		goto out_errno;
-	while (done < len) {
-		ssize_t w = write(fd, data + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			goto out_errno;
-		done += w;
-	}
+	if (lfs_write_full(fd, data, len))
+		goto out_errno;
 	if (st->sync && fsync(fd))
 		goto out_errno;
 	close(fd);

@@ -285,12 +285,28 @@ out_close:
 	return err;
 }
 
+/* write all @len bytes of @data to @fd: 0, or -1 with errno set */
+int lfs_write_full(int fd, const char *data, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t w = write(fd, data + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		done += w;
+	}
+	return 0;
+}
+
 /* write @name under @dirfd through a temporary file, fsync and rename */
 int lfs_write_file_atomic(int dirfd, const char *name, const char *data,
 			  size_t len)
 {
 	char tmp[PATH_MAX];
-	size_t done = 0;
 	int fd, err;
 
 	const char *base = strrchr(name, '/');
@@ -303,15 +319,8 @@ int lfs_write_file_atomic(int dirfd, const char *name, const char *data,
 		    0644);
 	if (fd < 0)
 		return -errno;
-	while (done < len) {
-		ssize_t w = write(fd, data + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			goto out_unlink;
-		done += w;
-	}
+	if (lfs_write_full(fd, data, len))
+		goto out_unlink;
 	if (fsync(fd))
 		goto out_unlink;
 	close(fd);

@@ -13,8 +13,8 @@
  *      extents, else spliced in 1 MiB chunks, between which a fatal
  *      signal aborts), owner, xattrs (ACLs, capabilities), inode
  *      flags, the origin marker, mode, times;
- *   3. for a file with several links, link the copy into index/ so that
- *      its other names find it;
+ *   3. for a non-directory with several links, link the copy into index/
+ *      so that its other names find it;
  *   4. lock_rename(work/, upper parent) and rename the copy into place;
  *   5. publish the upper dentry in the layerfs dentry and inode.
  *
@@ -497,7 +497,11 @@ static int lfs_cu_prepare(struct lfs_cu *cu)
 			  AT_STATX_SYNC_AS_STAT);
 	if (err)
 		return err;
-	cu->indexed = S_ISREG(cu->stat.mode) && cu->stat.nlink > 1;
+	/*
+	 * Any non-directory may have several names: symlinks, devices,
+	 * fifos and sockets too, not only regular files.
+	 */
+	cu->indexed = !S_ISDIR(cu->stat.mode) && cu->stat.nlink > 1;
 	return 0;
 }
 
@@ -751,10 +755,11 @@ int lfs_copy_up(struct dentry *dentry)
 }
 
 /**
- * lfs_copy_up_hardlink - link up a name of a lower file with several links
+ * lfs_copy_up_hardlink - link up a name of a lower object with several links
  * @dentry: a positive layerfs dentry about to lose its name
  *
- * Before a name of such a file goes, its inode gets a copy in the index
+ * Before a name of such an object (any type but a directory) goes, its
+ * inode gets a copy in the index
  * and the name a link to it, so that the index's count of lower names
  * stays true (see LFS_XATTR_LOWER_LINKS).  Other objects: nothing to do.
  * Caller holds write access to the upper layer.
@@ -765,7 +770,7 @@ int lfs_copy_up_hardlink(struct dentry *dentry)
 	struct inode *inode = d_inode(dentry);
 	struct lfs_inode *li = LFS_I(inode);
 
-	if (!S_ISREG(inode->i_mode) || lfs_upper(dentry) || !LFS_E(dentry)->nr)
+	if (S_ISDIR(inode->i_mode) || lfs_upper(dentry) || !LFS_E(dentry)->nr)
 		return 0;
 	if (!test_bit(LFS_I_INDEXED, &li->flags) &&
 	    (!li->lower || li->lower->i_nlink < 2))

@@ -712,51 +712,6 @@ static loff_t lfs_remap_file_range(struct file *file_in, loff_t pos_in,
 			    remap_flags, op);
 }
 
-/*
- * LFS_IOC_LINK_UP (uapi/layerfs.h).  Only for CAP_SYS_ADMIN: it writes to
- * the upper layer (the name's parents are copied up) for a caller who may
- * only have read the file.  A read-only mount, or a mount of read-only
- * layers, gives -EROFS, whether or not the name needed anything: the
- * layers under a read-only mount are not written.  The name is linked up
- * by lfs_copy_up(), as the mounter, as an open for writing would; only
- * when its inode already has a copy in the index and the name has none of
- * its own.
- */
-static long lfs_link_up(struct file *file)
-{
-	struct dentry *dentry = file->f_path.dentry;
-	struct inode *inode = file_inode(file);
-	int err;
-
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	err = mnt_want_write_file(file);
-	if (err)
-		return err;
-	if (lfs_upper(dentry) || !lfs_i_upper(inode) ||
-	    !test_bit(LFS_I_INDEXED, &LFS_I(inode)->flags))
-		goto out_drop_file;
-	err = lfs_want_write(dentry);
-	if (err)
-		goto out_drop_file;
-	err = lfs_copy_up(dentry);
-	lfs_drop_write(dentry);
-	if (!err)
-		err = 1;
-out_drop_file:
-	mnt_drop_write_file(file);
-	return err;
-}
-
-static long lfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
-{
-	switch (cmd) {
-	case LFS_IOC_LINK_UP:
-		return lfs_link_up(file);
-	}
-	return -ENOIOCTLCMD;
-}
-
 const struct file_operations lfs_file_operations = {
 	.open			= lfs_open,
 	.release		= lfs_release,
@@ -772,6 +727,6 @@ const struct file_operations lfs_file_operations = {
 	.splice_write		= lfs_splice_write,
 	.copy_file_range	= lfs_copy_file_range,
 	.remap_file_range	= lfs_remap_file_range,
-	.unlocked_ioctl		= lfs_ioctl,
+	.unlocked_ioctl		= lfs_file_ioctl,
 	.compat_ioctl		= compat_ptr_ioctl,
 };

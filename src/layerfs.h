@@ -459,6 +459,10 @@ struct fiemap_extent_info;
 int lfs_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
 	       u64 start, u64 len);
 
+/* ioctl.c */
+long lfs_file_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+long lfs_dir_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
 /* xattr.c */
 extern const struct xattr_handler *lfs_xattr_handlers[];
 ssize_t lfs_listxattr(struct dentry *dentry, char *list, size_t size);

@@ -805,8 +805,8 @@ int lfs_lower_positive(struct dentry *dentry)
 }
 
 /*
- * A lower file with several links may already have a copy: its other
- * names then show the copy, found in the index.
+ * A lower non-directory with several links may already have a copy: its
+ * other names then show the copy, found in the index.
  */
 static struct dentry *lfs_lookup_index(struct super_block *sb,
 				       const struct lfs_entry *e)
@@ -818,7 +818,7 @@ static struct dentry *lfs_lookup_index(struct super_block *sb,
 	if (!sbi->upper || e->upper || e->nr != 1)
 		return NULL;
 	lower = d_inode(r->dentry);
-	if (!S_ISREG(lower->i_mode) || lower->i_nlink < 2)
+	if (S_ISDIR(lower->i_mode) || lower->i_nlink < 2)
 		return NULL;
 	return lfs_index_lookup(sbi, lfs_ino(sbi, r->layer, lower->i_ino), lower);
 }

@@ -415,4 +415,6 @@ const struct file_operations lfs_dir_operations = {
 	.read		= generic_read_dir,
 	.iterate_shared	= lfs_iterate,
 	.fsync		= lfs_dir_fsync,
+	.unlocked_ioctl	= lfs_dir_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
 };

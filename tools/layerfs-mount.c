@@ -757,25 +757,28 @@ static int lfs_enter_ns(struct lfs_mount *m)
 /*
  * ---- --commit ----
  *
- * A lower file with several names, changed through one of them, shows the
- * change under all of them, but the upper layer holds only the names that
- * were changed, renamed or removed: the others reach the copy through the
- * hard-link index in the work directory, which is part of no layer.
- * LFS_IOC_LINK_UP, on an open file, gives such a name its own link in the
- * upper layer.  --commit calls it on every regular file of the mount,
- * whatever its link count (a name can show an indexed copy with a link
- * count of 1), so that the upper layer, as the next mount's top lower
- * layer, shows the tree the mount showed.
+ * A lower object with several names, changed through one of them, shows
+ * the change under all of them, but the upper layer holds only the names
+ * that were changed, renamed or removed: the others reach the copy
+ * through the hard-link index in the work directory, which is part of no
+ * layer.  LFS_IOC_LINK_UP_AT, on a directory with a name in it, gives
+ * such a name its own link in the upper layer.  --commit calls it on
+ * every name of the mount that is not a directory, whatever its type
+ * (symlinks, devices and fifos can have several names too) and link
+ * count (a name can show an indexed copy with a link count of 1), so
+ * that the upper layer, as the next mount's top lower layer, shows the
+ * tree the mount showed.
  *
  * The tree may be hostile (a container's) and this runs as root: it is
  * walked by file descriptor, one directory open at a time and its parents
  * reached again through ".." and checked by inode, so that neither the
  * depth nor the length of paths is bounded; it never follows a symlink,
- * never leaves the mount (a mount on a directory or a file is skipped),
- * and never opens anything but a regular file: each name is first opened
- * O_PATH (no open of the object itself), and only a regular file is then
- * reopened for reading through /proc/self/fd, which names that object
- * and not the name again.
+ * never enters another mount, and opens nothing but directories: each
+ * name is first opened O_PATH (no open of the object itself) to learn its
+ * type, and a name that is not a directory is linked up by name, through
+ * the directory, where the kernel looks it up without following it.  A
+ * non-directory with another mount on it (a bind-mounted file) is still
+ * linked up: the ioctl reaches the layerfs name under the mount.
  */
 
 /* a directory on the way from the root to the one being read */
@@ -798,7 +801,7 @@ struct lfs_commit {
 	size_t depth;
 	size_t cap;
 	size_t nr_dirs;		/* directories read */
-	size_t nr_files;	/* regular files tried */
+	size_t nr_names;	/* names but directories tried */
 	size_t nr_linked;	/* names linked up */
 	size_t nr_failed;	/* objects that could not be done */
 	int status;		/* exit status so far */
@@ -954,53 +957,45 @@ static int lfs_commit_up(struct lfs_commit *c, int *fd)
 }
 
 /*
- * Regular file @name of the current directory, open O_PATH as @pfd:
- * open it for reading (not its name: what @pfd holds) and link it up.
- * 0, or -1 when the walk must stop (no permission, read-only mount, a
- * module without the ioctl).
+ * Name @name of the current directory, open as @dfd, is not a directory:
+ * link it up.  0, or -1 when the walk must stop (no permission, read-only
+ * mount, a module without the ioctl).
  */
-static int lfs_commit_file(struct lfs_commit *c, int pfd, const char *name)
+static int lfs_commit_name(struct lfs_commit *c, int dfd, const char *name)
 {
-	int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-	char proc[64];
-	int fd, ret;
+	struct lfs_link_up_at req = {
+		.name = (uintptr_t)name,
+		.namelen = strlen(name),
+	};
+	int ret, err;
 
-	c->nr_files++;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-	fd = open(proc, flags | O_NOATIME);
-	if (fd < 0 && errno == EPERM)
-		fd = open(proc, flags);
-	if (fd < 0) {
-		lfs_commit_error(c, name, "opening", errno, "");
-		c->nr_failed++;
+	c->nr_names++;
+	ret = ioctl(dfd, LFS_IOC_LINK_UP_AT, &req);
+	if (ret >= 0) {
+		if (ret == 1)
+			c->nr_linked++;
 		return 0;
 	}
-	ret = ioctl(fd, LFS_IOC_LINK_UP);
-	if (ret < 0) {
-		int err = errno;
-
-		lfs_commit_error(c, name, "linking up", err,
-				 err == EPERM ? " (needs CAP_SYS_ADMIN)" :
-				 err == ENOTTY ? " (a layerfs module without LFS_IOC_LINK_UP)" :
-				 "");
-		close(fd);
-		c->nr_failed++;
-		if (err == EPERM) {
-			c->status = LFS_EX_USAGE;
-			return -1;
-		}
-		return err == EROFS || err == ENOTTY ? -1 : 0;
+	err = errno;
+	if (err == ENOENT)	/* gone since the directory was read */
+		return 0;
+	lfs_commit_error(c, name, "linking up", err,
+			 err == EPERM ? " (needs CAP_SYS_ADMIN)" :
+			 err == ENOTTY ? " (a layerfs module without LFS_IOC_LINK_UP_AT)" :
+			 "");
+	c->nr_failed++;
+	if (err == EPERM) {
+		c->status = LFS_EX_USAGE;
+		return -1;
 	}
-	close(fd);
-	if (ret == 1)
-		c->nr_linked++;
-	return 0;
+	return err == EROFS || err == ENOTTY ? -1 : 0;
 }
 
 /*
- * Entry @name of the current directory @dfd: a regular file is linked
- * up, a directory is entered (*@dfd becomes it), anything else, and
- * anything on another mount, is left alone.  0, or -1 to stop the walk.
+ * Entry @name of the current directory @dfd: a directory of this mount is
+ * entered (*@dfd becomes it), anything but a directory is linked up (also
+ * under a mount on it), a directory of another mount is left alone.  0, or
+ * -1 to stop the walk.
  */
 static int lfs_commit_entry(struct lfs_commit *c, int *dfd, const char *name)
 {
@@ -1021,16 +1016,19 @@ static int lfs_commit_entry(struct lfs_commit *c, int *dfd, const char *name)
 		c->nr_failed++;
 		goto out;
 	}
-	/* a mount on this name: not ours */
+	/*
+	 * Not a directory, even with a file mounted on it (only a
+	 * directory can be mounted on a directory): the ioctl looks the
+	 * layerfs name up in *@dfd, under any mount on it.
+	 */
+	if (!S_ISDIR(stx.stx_mode)) {
+		ret = lfs_commit_name(c, *dfd, name);
+		goto out;
+	}
+	/* a mount on this directory: not ours */
 	if (makedev(stx.stx_dev_major, stx.stx_dev_minor) != c->dev ||
 	    (c->has_mnt_id && (!(stx.stx_mask & STATX_MNT_ID) ||
 			       stx.stx_mnt_id != c->mnt_id)))
-		goto out;
-	if (S_ISREG(stx.stx_mode)) {
-		ret = lfs_commit_file(c, pfd, name);
-		goto out;
-	}
-	if (!S_ISDIR(stx.stx_mode))
 		goto out;
 	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -1080,8 +1078,8 @@ static int lfs_commit_walk(struct lfs_commit *c, int fd)
 }
 
 /*
- * --commit: MOUNTPOINT must be the root of a writable layerfs mount, and
- * /proc mounted (files are reopened through it).  Returns an exit status.
+ * --commit: MOUNTPOINT must be the root of a writable layerfs mount.
+ * Returns an exit status.
  */
 static int lfs_commit(struct lfs_mount *m, const char *target)
 {
@@ -1095,15 +1093,6 @@ static int lfs_commit(struct lfs_mount *m, const char *target)
 	struct statfs sfs;
 	int fd, err;
 
-	fd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fstatfs(fd, &sfs) || sfs.f_type != PROC_SUPER_MAGIC) {
-		fprintf(stderr, "%s: --commit needs /proc mounted (it reopens files through /proc/self/fd)\n",
-			m->prog);
-		if (fd >= 0)
-			close(fd);
-		return LFS_EX_SYSERR;
-	}
-	close(fd);
 	fd = open(target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		fprintf(stderr, "%s: %s: %s\n", m->prog, target, strerror(errno));
@@ -1143,8 +1132,8 @@ static int lfs_commit(struct lfs_mount *m, const char *target)
 		return LFS_EX_SYSERR;
 	}
 	if (m->verbose)
-		fprintf(stderr, "%s: %s: %zu regular files in %zu directories; linked up: %zu; failed: %zu\n",
-			m->prog, target, c.nr_files, c.nr_dirs, c.nr_linked,
+		fprintf(stderr, "%s: %s: %zu names in %zu directories; linked up: %zu; failed: %zu\n",
+			m->prog, target, c.nr_names, c.nr_dirs, c.nr_linked,
 			c.nr_failed);
 	if (c.status != LFS_EX_OK)
 		return c.status;

@@ -60,8 +60,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include "uapi/layerfs.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -365,6 +367,17 @@ static const struct lfs_row lfs_rows[] = {
 	  "f f 0644 0:0 s; d t 0777 0:0; l t/s ../f 1001:1001",
 	  "read t/s", "read:ok" },
 #undef LINKDIR
+
+	/*
+	 * ---- layerfs's ioctls: only for CAP_SYS_ADMIN ----
+	 * Overlay has none (ENOTTY); layerfs refuses them (EPERM), so the
+	 * row is "stricter" there.  The symlink is what LFS_IOC_LINK_UP_AT
+	 * must not follow.
+	 */
+	{ "ioctl-link-up", "ioctl", NULL,
+	  "f f 0644 0:0 s; d d 0755 0:0; l d/s ../f 0:0",
+	  "linkup f; linkupat . f; linkupat d s",
+	  "linkup:ENOTTY linkupat:ENOTTY linkupat:ENOTTY" },
 
 	/* ---- files and directories of others ---- */
 	{ "others-read-0600", "others", NULL,
@@ -992,6 +1005,40 @@ static int c_mknod(char **a) { return call_mknod(a[0], a[1], a[2], a[3]); }
 static int c_mkdir(char **a) { return mkdir(a[0], strtoul(a[1], NULL, 8)); }
 static int c_tmpfile(char **a) { return call_tmpfile(a[0]); }
 
+/* ioctl @req with @arg on @path opened with @oflags: 0, or -1 and errno */
+static int call_ioctl(const char *path, int oflags, unsigned long req,
+		      void *arg)
+{
+	int fd, ret, err;
+
+	fd = open(path, oflags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	ret = ioctl(fd, req, arg);
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret < 0 ? -1 : 0;
+}
+
+/* LFS_IOC_LINK_UP on file @a[0], opened for reading */
+static int c_linkup(char **a)
+{
+	return call_ioctl(a[0], O_RDONLY, LFS_IOC_LINK_UP, NULL);
+}
+
+/* LFS_IOC_LINK_UP_AT on directory @a[0] for name @a[1] */
+static int c_linkupat(char **a)
+{
+	struct lfs_link_up_at req = {
+		.name = (uintptr_t)a[1],
+		.namelen = strlen(a[1]),
+	};
+
+	return call_ioctl(a[0], O_RDONLY | O_DIRECTORY, LFS_IOC_LINK_UP_AT,
+			  &req);
+}
+
 static int c_chown(char **a)
 {
 	return fchownat(AT_FDCWD, a[0], (uid_t)strtol(a[1], NULL, 10),
@@ -1065,6 +1112,8 @@ static const struct {
 	{ "mkdir", 2, 2, c_mkdir, NULL },
 	{ "stat", 1, 1, NULL, v_stat },
 	{ "tmpfile", 1, 1, c_tmpfile, NULL },
+	{ "linkup", 1, 1, c_linkup, NULL },
+	{ "linkupat", 2, 2, c_linkupat, NULL },
 };
 
 /* One call; a line this tool cannot read is reported and ends the row. */

@@ -48,6 +48,11 @@
  *                                each writes one byte at offset i
  *   lfs-probe linkup FILE...     LFS_IOC_LINK_UP on each FILE, opened for
  *                                reading: "FILE: 0", "FILE: 1" or the errno
+ *   lfs-probe linkupat DIR NAME...
+ *                                LFS_IOC_LINK_UP_AT on DIR for each NAME:
+ *                                "NAME: 0", "NAME: 1" or the errno; a NAME
+ *                                "len=N,TEXT" passes TEXT with namelen N
+ *                                (NULs after it), "flags=F,TEXT" flags F
  *   lfs-probe idmap SRC DST      bind SRC at DST as an idmapped mount that
  *                                shows ids 0-65535 as 100000-165535
  */
@@ -2556,6 +2561,58 @@ static int cmd_linkup(int argc, char **argv)
 	return 0;
 }
 
+/* one LFS_IOC_LINK_UP_AT request for @arg on directory @dfd */
+static int linkupat_one(int dfd, const char *arg)
+{
+	static char buf[PATH_MAX + 16];
+	struct lfs_link_up_at req = { .name = (uintptr_t)buf };
+	const char *text = arg;
+	unsigned long n;
+	char *end;
+	int ret;
+
+	memset(buf, 0, sizeof(buf));
+	if (!strncmp(arg, "len=", 4) || !strncmp(arg, "flags=", 6)) {
+		n = strtoul(strchr(arg, '=') + 1, &end, 0);
+		if (*end != ',' || n > PATH_MAX)
+			return -EINVAL;
+		text = end + 1;
+		if (arg[0] == 'l')
+			req.namelen = n;
+		else
+			req.flags = n;
+	}
+	if (strlen(text) > PATH_MAX)
+		return -EINVAL;
+	strcpy(buf, text);
+	if (!req.namelen)
+		req.namelen = strlen(text);
+	ret = ioctl(dfd, LFS_IOC_LINK_UP_AT, &req);
+	return ret < 0 ? -errno : ret;
+}
+
+static int cmd_linkupat(int argc, char **argv)
+{
+	int i, dfd, ret;
+
+	if (argc < 2)
+		return 2;
+	dfd = open(argv[0], O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	if (dfd < 0) {
+		printf("%s: open %s\n", argv[0], strerrorname_np(errno));
+		return 0;
+	}
+	for (i = 1; i < argc; i++) {
+		ret = linkupat_one(dfd, argv[i]);
+		if (ret < 0)
+			printf("%s: %s\n", argv[i], strerrorname_np(-ret));
+		else
+			printf("%s: %d\n", argv[i], ret);
+	}
+	close(dfd);
+	return 0;
+}
+
 /* write @map to /proc/@pid/@file */
 static int idmap_write(pid_t pid, const char *file, const char *map)
 {
@@ -2674,6 +2731,8 @@ int main(int argc, char **argv)
 		return cmd_idmap(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "linkup"))
 		return cmd_linkup(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "linkupat"))
+		return cmd_linkupat(argc - 2, argv + 2);
 	fprintf(stderr, "lfs-probe: unknown command %s\n", argv[1]);
 	return 2;
 }

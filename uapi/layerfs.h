@@ -121,17 +121,37 @@ struct lfs_origin {
 /*
  * ioctl on an open regular file of a writable layerfs mount, for a caller
  * with CAP_SYS_ADMIN: when the name shows a copy that the upper layer holds
- * only under other names or in the hard-link index (a lower file with
+ * only under other names or in the hard-link index (a lower object with
  * several names, changed through another one), give this name its own
  * link to the copy, as a change through it would.  The mount shows no
  * change but what copying up its parents does (a merged directory's link
  * count and size).  Done for every name before the upper layer becomes a
  * lower one (layerfs-mount --commit), it makes the upper layer hold every
- * name of every file the mount changed.  Returns 1 if the name was linked
+ * name of every object the mount changed.  Returns 1 if the name was linked
  * up, 0 if there was nothing to do; EPERM without CAP_SYS_ADMIN, EROFS on
  * a read-only mount.
  */
 #define LFS_IOC_LINK_UP			_IO('l', 0x01)
+
+/*
+ * LFS_IOC_LINK_UP_AT: the same for the name @name (@namelen bytes, no
+ * NUL needed) in the open directory the ioctl is made on, whatever the
+ * object's type: symlinks, devices, fifos and sockets, which cannot be
+ * opened for an ioctl of their own, and regular files without opening
+ * them.  The name is looked up as the caller, not followed.  Besides the
+ * above: ENOENT if the directory has no such name, EINVAL for a name
+ * that is empty, holds a '/' or a NUL, or is "." or "..", or for
+ * @flags or @reserved not 0; ENAMETOOLONG beyond NAME_MAX.  A directory
+ * needs nothing: 0.
+ */
+struct lfs_link_up_at {
+	__u64 name;		/* user pointer to the name */
+	__u32 namelen;		/* its length in bytes */
+	__u32 flags;		/* none yet: 0 */
+	__u64 reserved;		/* 0 */
+};
+
+#define LFS_IOC_LINK_UP_AT		_IOW('l', 0x02, struct lfs_link_up_at)
 
 /* the most lower layers one mount may stack */
 #define LFS_MAX_LAYERS			4096

@@ -362,7 +362,7 @@ commit_rotate() {
 	run "$LFS_MOUNT" --commit -v "$WORK/mnt"
 	echo "$output"
 	[ "$status" = 0 ] || return 1
-	[ "$output" = "layerfs-mount: $WORK/mnt: $files regular files in 4 directories; linked up: 2; failed: 0" ] ||
+	[ "$output" = "layerfs-mount: $WORK/mnt: $files names in 4 directories; linked up: 2; failed: 0" ] ||
 		return 1
 	"$PROBE" dump -x dirs,blocks "$WORK/mnt" >"$WORK/after" || return 1
 	diff -u "$WORK/before" "$WORK/after" || return 1
@@ -390,6 +390,166 @@ commit_rotate() {
 	lfs_workdir ext4
 	mktree "$WORK" <<<"$COMMIT_LAYERS"
 	commit_rotate 1
+}
+
+# Lower hard-link groups of every type but a directory: symlinks, fifos
+# and devices can have several names too (link(2) does not follow).
+LINKS_LAYERS='
+l L1/s/a target
+h L1/s/b L1/s/a
+h L1/s/c L1/s/a
+p L1/p/a
+h L1/p/b L1/p/a
+c L1/c/a 1 3
+h L1/c/b L1/c/a
+f L1/f/a data
+h L1/f/b L1/f/a
+'
+
+# same_ino A B: A and B are one inode (not following symlinks, as -ef does)
+same_ino() {
+	[ "$(stat -c %d:%i "$1")" = "$(stat -c %d:%i "$2")" ]
+}
+
+# links_show DIR: per name under DIR (s, p, c, f groups): its link count,
+# owner and mode, and whether it is the same inode as the group's "a"
+links_show() {
+	local n
+	for n in s/a s/b s/c p/a p/b c/a c/b f/a f/b; do
+		[ -e "$1/$n" ] || [ -L "$1/$n" ] || continue
+		printf '%s %s' "$n" "$(stat -c '%h %u:%g %a %F' "$1/$n")"
+		if same_ino "$1/$n" "$1/${n%/*}/a"; then
+			echo " same"
+		else
+			echo " other"
+		fi
+	done
+}
+
+# links_rotate FS: change one name of each group through a writable
+# mount (a copy-up), check every name shows one inode with the group's
+# link count, also after unlinking a name that was only below and after a
+# remount; then --commit and use the upper, without its work directory,
+# as a lower layer: the same tree, the same groups.
+links_rotate() {
+	local m=$WORK/mnt opts="lowerdir=$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w"
+	mkdir "$WORK/u" "$WORK/w" "$WORK/rot"
+	mount -t layerfs none "$m" -o "$opts"
+	chown -h 1:1 "$m/s/a"
+	chmod 600 "$m/p/a"
+	chown 2:2 "$m/c/a"
+	chown 3:3 "$m/f/a"
+	run links_show "$m"
+	echo "$output"
+	[ "$output" = "s/a 3 1:1 777 symbolic link same
+s/b 3 1:1 777 symbolic link same
+s/c 3 1:1 777 symbolic link same
+p/a 2 0:0 600 fifo same
+p/b 2 0:0 600 fifo same
+c/a 2 2:2 644 character special file same
+c/b 2 2:2 644 character special file same
+f/a 2 3:3 644 regular file same
+f/b 2 3:3 644 regular file same" ]
+	# a name only below goes: the others count one fewer, then and
+	# after a remount
+	rm "$m/s/c"
+	run links_show "$m"
+	[ "${lines[0]}" = "s/a 2 1:1 777 symbolic link same" ]
+	[ "${lines[1]}" = "s/b 2 1:1 777 symbolic link same" ]
+	links_show "$m" >"$WORK/shown"
+	umount "$m"
+	mount -t layerfs none "$m" -o "$opts"
+	run links_show "$m"
+	[ "$output" = "$(cat "$WORK/shown")" ]
+	"$PROBE" dump -x dirs,blocks "$m" >"$WORK/before"
+	# s/b, p/b, c/b and f/b were only below: --commit links them up
+	run "$LFS_MOUNT" --commit -v "$m"
+	echo "$output"
+	[ "$status" = 0 ]
+	[ "$output" = "layerfs-mount: $m: 8 names in 5 directories; linked up: 4; failed: 0" ]
+	"$PROBE" dump -x dirs,blocks "$m" >"$WORK/after"
+	diff -u "$WORK/before" "$WORK/after"
+	same_ino "$WORK/u/s/a" "$WORK/u/s/b"
+	same_ino "$WORK/u/p/a" "$WORK/u/p/b"
+	same_ino "$WORK/u/c/a" "$WORK/u/c/b"
+	same_ino "$WORK/u/f/a" "$WORK/u/f/b"
+	umount "$m"
+	rm -rf "$WORK/w"
+	mount -t layerfs none "$WORK/rot" -o "lowerdir=$WORK/u:$WORK/L1"
+	"$PROBE" dump -x dirs,blocks "$WORK/rot" >"$WORK/rotated"
+	diff -u "$WORK/before" "$WORK/rotated"
+	run links_show "$WORK/rot"
+	[ "$output" = "$(cat "$WORK/shown")" ]
+}
+
+@test "symlinks, fifos and devices with several lower names: one inode and the group's link count through copy-up, unlink, remount and a rotation after --commit" {
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<"$LINKS_LAYERS"
+	links_rotate
+}
+
+@test "the same with the upper layer on ext4" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<"$LINKS_LAYERS"
+	links_rotate
+}
+
+@test "LFS_IOC_LINK_UP_AT: one name in the directory, looked up and not followed; EPERM, EROFS, ENOENT, EINVAL and ENAMETOOLONG as documented" {
+	local m=$WORK/mnt long
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<"$LINKS_LAYERS"
+	mkdir "$WORK/u" "$WORK/w" "$WORK/other"
+	mount -t layerfs none "$m" -o "lowerdir=$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w"
+	chown -h 1:1 "$m/s/a"
+	chown 3:3 "$m/f/a"
+	echo new >"$m/new"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$PROBE" linkupat "$m/s" b
+	[ "$status" = 0 ]
+	[ "$output" = "b: EPERM" ]
+	long=$(printf 'n%.0s' {1..256})
+	run "$PROBE" linkupat "$m/s" "" . .. a/b len=3,a flags=1,b \
+		"$long" missing
+	[ "$status" = 0 ]
+	[ "$output" = ": EINVAL
+.: EINVAL
+..: EINVAL
+a/b: EINVAL
+len=3,a: EINVAL
+flags=1,b: EINVAL
+$long: ENAMETOOLONG
+missing: ENOENT" ]
+	[ ! -e "$WORK/u/s/b" ]
+	# a directory, an upper file, a lower group without a copy: nothing
+	# to do; s/a has its own copy; s/b once, then it has its own link
+	# (to the symlink itself: its target does not exist)
+	run "$PROBE" linkupat "$m" s new
+	[ "$output" = "s: 0
+new: 0" ]
+	run "$PROBE" linkupat "$m/p" a b
+	[ "$output" = "a: 0
+b: 0" ]
+	run "$PROBE" linkupat "$m/s" a b b
+	[ "$output" = "a: 0
+b: 1
+b: 0" ]
+	same_ino "$WORK/u/s/a" "$WORK/u/s/b"
+	[ -L "$WORK/u/s/b" ]
+	# a name with a file mounted on it: the layerfs name below is
+	# linked up, the mounted file is not touched
+	touch "$WORK/other/file"
+	mount --bind "$WORK/other/file" "$m/f/b"
+	run "$PROBE" linkupat "$m/f" b
+	[ "$output" = "b: 1" ]
+	same_ino "$WORK/u/f/a" "$WORK/u/f/b"
+	[ "$(stat -c %h "$WORK/other/file")" = 1 ]
+	umount "$m/f/b"
+	# not a layerfs directory; a read-only mount
+	run "$PROBE" linkupat "$WORK/other" file
+	[ "$output" = "file: ENOTTY" ]
+	"$LFS_MOUNT" none "$m" -o remount,ro
+	run "$PROBE" linkupat "$m/p" b
+	[ "$output" = "b: EROFS" ]
+	[ ! -e "$WORK/u/p" ]
 }
 
 @test "LFS_IOC_LINK_UP: EPERM without CAP_SYS_ADMIN, 0 when the name needs nothing, EROFS on a read-only mount, which it leaves alone" {

@@ -5,7 +5,7 @@
 # root made in a lower layer: POSIX ACLs, set-id bits, trusted.* and
 # security.* xattrs, file capabilities, sticky directories,
 # protected_hardlinks/symlinks/regular/fifos, files and directories of
-# others, mknod.  Every row runs on a writable layerfs mount and on the
+# others, mknod, layerfs's ioctls.  Every row runs on a writable layerfs mount and on the
 # kernel's overlay over the same lower layer, each with its own upper and
 # work directories on tmpfs, and must give the same results (ok, errno,
 # values read back) and leave the same state, in the mount and in the
@@ -151,6 +151,10 @@ sec_drop_rows() {
 
 @test "files and directories of others: open, truncate, utimes, chmod, create, link and mknod give what overlay gives" {
 	sec_attack others
+}
+
+@test "layerfs's ioctls (LFS_IOC_LINK_UP, LFS_IOC_LINK_UP_AT) are refused to a user, EPERM where overlay has none, and change nothing" {
+	sec_attack ioctl
 }
 
 @test "a nested stack (layerfs over a layerfs mount) gives every row what overlay over overlay gives, or the table where overlay cannot set ACLs" {

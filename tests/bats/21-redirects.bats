@@ -412,18 +412,17 @@ same_ino() {
 }
 
 # links_show DIR: per name under DIR (s, p, c, f groups): its link count,
-# owner and mode, and whether it is the same inode as the group's "a"
+# owner, mode and type, and whether it is the same inode as the group's
+# "a" (one stat for all: a process costs 60 ms here)
 links_show() {
-	local n
+	local n names=() out
 	for n in s/a s/b s/c p/a p/b c/a c/b f/a f/b; do
-		[ -e "$1/$n" ] || [ -L "$1/$n" ] || continue
-		printf '%s %s' "$n" "$(stat -c '%h %u:%g %a %F' "$1/$n")"
-		if same_ino "$1/$n" "$1/${n%/*}/a"; then
-			echo " same"
-		else
-			echo " other"
-		fi
+		[ -e "$1/$n" ] || [ -L "$1/$n" ] && names+=("$n")
 	done
+	out=$(cd "$1" && stat -c '%n %h %u:%g %a %F|%d:%i' "${names[@]}") || return 1
+	awk -F'|' '{ g = $1; sub(/\/.*/, "", g)
+		if ($1 ~ /^[^\/]*\/a /) ino[g] = $2
+		print $1, ($2 == ino[g] ? "same" : "other") }' <<<"$out"
 }
 
 # links_rotate FS: change one name of each group through a writable

@@ -25,7 +25,7 @@
  *                                build layer trees under ROOT from a spec
  *                                (see cmd_mktree()); -k keeps going past
  *                                lines that cannot apply
- *   lfs-probe dump [-p] [-x FIELD,...] DIR
+ *   lfs-probe dump [-p] [-x FIELD,...] [-H BOUND] DIR
  *                                one sorted line per entry under DIR with
  *                                every property two views of the same
  *                                layers share: type, mode, owner, size,
@@ -33,7 +33,8 @@
  *                                count, hard-link group, blocks, mtime,
  *                                every xattr in full; -x and -p leave out
  *                                what differs by design (see "dump and
- *                                meta" below)
+ *                                meta" below); -H: files above 2 BOUND
+ *                                bytes hash their first and last BOUND
  *   lfs-probe meta DIR           every field of every object under DIR and
  *                                of DIR, but atime: inode numbers, ctimes
  *                                and trusted.overlay.* too, to prove a
@@ -888,16 +889,47 @@ static void put_xattrs(FILE *m, const char *path, unsigned int excl)
 	free(names);
 }
 
-/* the content hash of regular file @path, read without touching atime */
+/* dump -H: files above twice this size hash their head and tail only */
+static off_t dump_hash_bound;
+
+/* hash @len bytes at @pos of @fd into @h; a short read fails */
+static uint64_t hash_fd_range(int fd, off_t pos, off_t len, uint64_t h)
+{
+	static unsigned char buf[65536];
+	ssize_t r;
+
+	while (len > 0) {
+		r = pread(fd, buf, len < (off_t)sizeof(buf) ? len : (off_t)sizeof(buf), pos);
+		if (r <= 0) {
+			fail("pread stopped short%s%s", "", "");
+			break;
+		}
+		h = hash_buf(buf, r, h);
+		pos += r;
+		len -= r;
+	}
+	return h;
+}
+
+/*
+ * The content hash of regular file @path, read without touching atime:
+ * of all of it, or with dump -H BOUND of its first and last BOUND bytes
+ * when it is larger than twice that (the size is in the line anyway).
+ */
 static int hash_file(const char *path, off_t size, uint64_t *h)
 {
+	off_t b = dump_hash_bound;
 	int fd = open(path, O_RDONLY | O_NOATIME | O_NONBLOCK);
 
 	if (fd < 0 && errno == EPERM)
 		fd = open(path, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
-	*h = hash_fd_read(fd, size);
+	if (b && size > 2 * b)
+		*h = hash_fd_range(fd, size - b, b,
+				   hash_fd_range(fd, 0, b, HASH_INIT));
+	else
+		*h = hash_fd_read(fd, size);
 	return close(fd);
 }
 
@@ -1137,6 +1169,12 @@ static int cmd_dump(int argc, char **argv)
 				return 2;
 			argc--;
 			argv++;
+		} else if (!strcmp(argv[0], "-H") && argc > 2) {
+			dump_hash_bound = strtoll(argv[1], NULL, 10);
+			if (dump_hash_bound <= 0)
+				return 2;
+			argc--;
+			argv++;
 		} else {
 			break;
 		}
@@ -1144,7 +1182,7 @@ static int cmd_dump(int argc, char **argv)
 		argv++;
 	}
 	if (argc != 1) {
-		fprintf(stderr, "usage: lfs-probe dump [-p] [-x FIELD[,FIELD...]] DIR\n");
+		fprintf(stderr, "usage: lfs-probe dump [-p] [-x FIELD[,FIELD...]] [-H BOUND] DIR\n");
 		return 2;
 	}
 	return dump_print(argv[0], false, excl);

@@ -124,17 +124,15 @@ index_built() {
 	[ "$(index_built)" = "$b" ]
 }
 
-@test "1000 and 4096 layers through lowerdir+: the tree as expected, and a sample of names the same with and without the index" {
-	local n
-	for n in 1000 4096; do
-		deep_pair "$n"
-		expect_tree "$WORK/mnt" "$(deep_expected "$n")"
-		# without the index a lookup visits every part of its directory
-		# (~410 at 4096 layers): a sample of the names is enough
-		diff -u <(cd "$WORK/mnt" && probe_names "$n" | sed -n '1~37p' | xargs "$PROBE" stat) \
-			<(cd "$WORK/off" && probe_names "$n" | sed -n '1~37p' | xargs "$PROBE" stat)
-		lfs_cleanup
-	done
+# (1000 layers: 12-mount-helper mounts them through mount.layerfs)
+@test "4096 layers through lowerdir+: the tree as expected, and a sample of names the same with and without the index" {
+	local n=4096
+	deep_pair "$n"
+	expect_tree "$WORK/mnt" "$(deep_expected "$n")"
+	# without the index a lookup visits every part of its directory
+	# (~410 at 4096 layers): a sample of the names is enough
+	diff -u <(cd "$WORK/mnt" && probe_names "$n" | sed -n '1~37p' | xargs "$PROBE" stat) \
+		<(cd "$WORK/off" && probe_names "$n" | sed -n '1~37p' | xargs "$PROBE" stat)
 }
 
 @test "indexes freed by the shrinker in a loop: the answers stay the same, no kernel report" {

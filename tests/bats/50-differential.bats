@@ -88,12 +88,12 @@ random_layers() {
 }
 
 # The stacks of test 1 take the time they have: LFS_DIFF_SECONDS (default
-# 60) over both filesystems, seeds 1, 2, ... on each, at least 3 and at
+# 40) over both filesystems, seeds 1, 2, ... on each, at least 3 and at
 # most LFS_DIFF_MAX_SEEDS (default 10) each; the seeds are a prefix, so a
 # failure replays on any machine.
 @test "overlay, layerfs and the flattened stack agree on random stacks, as many as the time allows" {
 	local seed n layers dirs flat lines t0 budget done_seeds=0
-	budget=$(( ${LFS_DIFF_SECONDS:-60} / ${#LFS_FILESYSTEMS[@]} ))
+	budget=$(( ${LFS_DIFF_SECONDS:-40} / ${#LFS_FILESYSTEMS[@]} ))
 	for fs in "${LFS_FILESYSTEMS[@]}"; do
 		t0=$SECONDS
 		for ((seed = 1; seed <= ${LFS_DIFF_MAX_SEEDS:-10}; seed++)); do

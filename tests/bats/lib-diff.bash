@@ -482,7 +482,7 @@ diff_check() {
 # Seconds of seeds a test of diff_budget runs in make test; seeds a test
 # runs instead when DIFF_SEEDS is set (make test-diff-long); the first
 # seed of every such test, when DIFF_SEED_FROM is set (to run one again).
-DIFF_BUDGET=${DIFF_BUDGET:-30}
+DIFF_BUDGET=${DIFF_BUDGET:-20}
 DIFF_SEEDS=${DIFF_SEEDS:-}
 DIFF_SEED_FROM=${DIFF_SEED_FROM:-}
 # the one upper filesystem whose seeds run (vm/diff-long.sh: one guest

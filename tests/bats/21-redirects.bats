@@ -494,8 +494,9 @@ f/b 2 3:3 644 regular file same" ]
 }
 
 @test "LFS_IOC_LINK_UP_AT: one name in the directory, looked up and not followed; EPERM, EROFS, ENOENT, EINVAL and ENAMETOOLONG as documented" {
-	local m=$WORK/mnt long
+	local m long
 	lfs_workdir tmpfs
+	m=$WORK/mnt
 	mktree "$WORK" <<<"$LINKS_LAYERS"
 	mkdir "$WORK/u" "$WORK/w" "$WORK/other"
 	mount -t layerfs none "$m" -o "lowerdir=$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w"

@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +99,15 @@ struct lfs_dir_time {
 	struct timespec ts[2]; /* atime, mtime */
 };
 
+/* why an xattr is dropped, counted per layer (lfs_xattr_rule()) */
+enum lfs_xattr_drop {
+	LFS_DROP_NAMESPACE,
+	LFS_DROP_USER_TYPE,
+	LFS_DROP_ACL_SYMLINK,
+	LFS_DROP_ACL_DEFAULT,
+	LFS_DROP_NR,
+};
+
 /* the state of one layer's extraction */
 struct lfs_xstate {
 	const struct lfs_extract_opts *o;
@@ -125,6 +135,7 @@ struct lfs_xstate {
 	const struct lfs_pnode *pc_node; /* lfs_node_open()'s last ... */
 	int pc_fd; /* ... and its fd */
 	char rest[2][LFS_REST_MAX]; /* lfs_resolve()'s buffers */
+	uint64_t drops[LFS_DROP_NR]; /* xattrs dropped, by reason */
 	struct timespec last_progress;
 	unsigned char inbuf[LFS_BUF_SIZE];
 	unsigned char midbuf[LFS_BUF_SIZE];
@@ -274,6 +285,16 @@ static int lfs_entry_err(struct lfs_xstate *x, const char *entry,
 	lfs_err("layer %s: entry \"%s\": %s: %s", x->o->layer_name,
 		lfs_escape_name(entry, buf, sizeof(buf)), what, strerror(-err));
 	return err;
+}
+
+/* a system error setting xattr @name of @entry */
+static int lfs_xattr_err(struct lfs_xstate *x, const char *entry,
+			 const char *name, int err)
+{
+	char what[600]; /* "set xattr " and an lfs_esc() result */
+
+	snprintf(what, sizeof(what), "set xattr %s", lfs_esc(name));
+	return lfs_entry_err(x, entry, what, err);
 }
 
 /*
@@ -872,17 +893,238 @@ static int lfs_xattr_cmp(const void *a, const void *b)
 	return u->len ? memcmp(u->val, v->val, u->len) : 0;
 }
 
+/* a little-endian field of an xattr value */
+static uint32_t lfs_le(const unsigned char *p, size_t n)
+{
+	uint32_t v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+/* security.capability (linux/capability.h): revision 2, or 3 with a root */
+#define LFS_CAP_REVISION_MASK 0xff000000u
+#define LFS_CAP_REVISION_2 0x02000000u
+#define LFS_CAP_REVISION_3 0x03000000u
+#define LFS_CAP_SZ_2 20
+#define LFS_CAP_SZ_3 24
+
 /*
- * An entry's xattrs, through @fd or by name in @pfd. libarchive lists a
- * record of each of SCHILY.xattr.NAME and LIBARCHIVE.xattr.NAME (bsdtar
- * writes both); an empty value deletes its pax keyword, so it is not an
- * xattr; a name whose records disagree is refused.
+ * A file capability the kernel takes (cap_convert_nscap()): revision 2 in
+ * 20 bytes, or revision 3 in 24 bytes whose root uid is one ((uid_t)-1 is
+ * none). Revision 1 is no longer written by the kernel, nor taken.
+ */
+static bool lfs_fcap_valid(const unsigned char *v, size_t len)
+{
+	uint32_t rev = len >= 4 ? lfs_le(v, 4) & LFS_CAP_REVISION_MASK : 0;
+
+	if (len == LFS_CAP_SZ_2)
+		return rev == LFS_CAP_REVISION_2;
+	return len == LFS_CAP_SZ_3 && rev == LFS_CAP_REVISION_3 &&
+	       lfs_le(v + 20, 4) != UINT32_MAX;
+}
+
+/* POSIX ACL tags, in the order an ACL lists them (linux/posix_acl.h) */
+enum {
+	LFS_ACL_USER_OBJ = 0x01,
+	LFS_ACL_USER = 0x02,
+	LFS_ACL_GROUP_OBJ = 0x04,
+	LFS_ACL_GROUP = 0x08,
+	LFS_ACL_MASK = 0x10,
+	LFS_ACL_OTHER = 0x20,
+};
+
+/*
+ * A POSIX ACL xattr the kernel takes (posix_acl_from_xattr(), then
+ * posix_acl_valid()): a version 2 header and 8-byte entries (tag, perm,
+ * id); the owner's entry, named users, the group's entry, named groups,
+ * the mask (required with named entries), the others' entry, in this
+ * order; permissions rwx only; a named entry's id is not (uid_t)-1. No
+ * entries at all is no ACL, which the kernel takes too.
+ */
+static bool lfs_acl_valid(const unsigned char *v, size_t len)
+{
+	unsigned int state = LFS_ACL_USER_OBJ;
+	bool named = false;
+	size_t off;
+
+	if (len < 4 || (len - 4) % 8 || lfs_le(v, 4) != 2)
+		return false;
+	if (len == 4)
+		return true;
+	for (off = 4; off < len; off += 8) {
+		uint32_t tag = lfs_le(v + off, 2), id = lfs_le(v + off + 4, 4);
+
+		if (lfs_le(v + off + 2, 2) & ~7u)
+			return false;
+		switch (tag) {
+		case LFS_ACL_USER_OBJ:
+			if (state != LFS_ACL_USER_OBJ)
+				return false;
+			state = LFS_ACL_USER;
+			break;
+		case LFS_ACL_GROUP_OBJ:
+			if (state != LFS_ACL_USER)
+				return false;
+			state = LFS_ACL_GROUP;
+			break;
+		case LFS_ACL_USER:
+		case LFS_ACL_GROUP:
+			if (state != tag || id == UINT32_MAX)
+				return false;
+			named = true;
+			break;
+		case LFS_ACL_MASK:
+			if (state != LFS_ACL_GROUP)
+				return false;
+			state = LFS_ACL_OTHER;
+			break;
+		case LFS_ACL_OTHER:
+			if (state != LFS_ACL_OTHER &&
+			    (state != LFS_ACL_GROUP || named))
+				return false;
+			state = 0;
+			break;
+		default:
+			return false;
+		}
+	}
+	return state == 0;
+}
+
+/* what becomes of one xattr of a layer entry (lfs_xattr_rule()) */
+enum lfs_xattr_fate {
+	LFS_XATTR_SET,
+	LFS_XATTR_DROP, /* not written, with a warning */
+	LFS_XATTR_REFUSE, /* the layer is refused */
+};
+
+static const char *const lfs_xattr_drop_rule[LFS_DROP_NR] = {
+	[LFS_DROP_NAMESPACE] =
+		"not in a namespace Linux stores: user., trusted., security., system.posix_acl_access, system.posix_acl_default",
+	[LFS_DROP_USER_TYPE] =
+		"user.* xattrs exist only on regular files and directories",
+	[LFS_DROP_ACL_SYMLINK] = "symlinks have no ACLs",
+	[LFS_DROP_ACL_DEFAULT] = "only directories have default ACLs",
+};
+
+#define LFS_ACL_ACCESS "system.posix_acl_access"
+#define LFS_ACL_DEFAULT "system.posix_acl_default"
+
+/*
+ * lfs_xattr_rule() - may xattr @a of an entry of type @ft be written?
+ * @drop: for LFS_XATTR_DROP, why (enum lfs_xattr_drop)
+ * @rule: for LFS_XATTR_REFUSE, the rule
+ *
+ * Decided before the kernel is asked, as the kernel decides it on every
+ * filesystem (fs/xattr.c, fs/posix_acl.c, security/commoncap.c), so that
+ * what the image says, not the store's filesystem, makes the outcome.
+ * An xattr no Linux file of that type can carry is dropped with a
+ * warning, as containerd and umoci drop it (the merged view is then what
+ * any Linux runtime shows); one that a file could carry but that is
+ * malformed refuses the layer.
+ */
+static enum lfs_xattr_fate lfs_xattr_rule(const struct lfs_xattr *a,
+					  mode_t ft, unsigned int *drop,
+					  const char **rule)
+{
+	static const char *const ns[] = { "user.", "trusted.", "security." };
+	size_t n = strlen(a->name), i;
+
+	if (!n) {
+		*rule = "xattr with an empty name";
+		return LFS_XATTR_REFUSE;
+	}
+	if (n > XATTR_NAME_MAX) {
+		*rule = "name longer than " LFS_STR(XATTR_NAME_MAX) " bytes";
+		return LFS_XATTR_REFUSE;
+	}
+	if (a->len > XATTR_SIZE_MAX) {
+		*rule = "value longer than " LFS_STR(XATTR_SIZE_MAX) " bytes";
+		return LFS_XATTR_REFUSE;
+	}
+	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		size_t pl = strlen(ns[i]);
+
+		if (strncmp(a->name, ns[i], pl))
+			continue;
+		if (n == pl) {
+			*rule = "the name is only a namespace prefix";
+			return LFS_XATTR_REFUSE;
+		}
+		if (i == 0 && ft != AE_IFREG && ft != AE_IFDIR) {
+			*drop = LFS_DROP_USER_TYPE;
+			return LFS_XATTR_DROP;
+		}
+		if (!strcmp(a->name, "security.capability") &&
+		    !lfs_fcap_valid(a->val, a->len)) {
+			*rule = "not a file capability of revision 2 or 3";
+			return LFS_XATTR_REFUSE;
+		}
+		return LFS_XATTR_SET;
+	}
+	if (strcmp(a->name, LFS_ACL_ACCESS) && strcmp(a->name, LFS_ACL_DEFAULT)) {
+		*drop = LFS_DROP_NAMESPACE;
+		return LFS_XATTR_DROP;
+	}
+	if (ft == AE_IFLNK) {
+		*drop = LFS_DROP_ACL_SYMLINK;
+		return LFS_XATTR_DROP;
+	}
+	if (ft != AE_IFDIR && !strcmp(a->name, LFS_ACL_DEFAULT)) {
+		*drop = LFS_DROP_ACL_DEFAULT;
+		return LFS_XATTR_DROP;
+	}
+	if (!lfs_acl_valid(a->val, a->len)) {
+		*rule = "not a valid POSIX ACL";
+		return LFS_XATTR_REFUSE;
+	}
+	return LFS_XATTR_SET;
+}
+
+/*
+ * warn of a dropped xattr: the first of each reason in a layer with its
+ * entry and name, the others counted (lfs_xattr_drops_report())
+ */
+static void lfs_xattr_dropped(struct lfs_xstate *x, const char *raw,
+			      const char *name, unsigned int why)
+{
+	if (x->drops[why]++)
+		return;
+	lfs_warn("layer %s: entry \"%s\": xattr %s dropped (%s)",
+		 x->o->layer_name, lfs_esc(raw), lfs_esc(name),
+		 lfs_xattr_drop_rule[why]);
+}
+
+/* at the end of a layer: how many more xattrs were dropped, and why */
+static void lfs_xattr_drops_report(struct lfs_xstate *x)
+{
+	unsigned int i;
+
+	for (i = 0; i < LFS_DROP_NR; i++)
+		if (x->drops[i] > 1)
+			lfs_warn("layer %s: %llu more xattrs dropped (%s)",
+				 x->o->layer_name,
+				 (unsigned long long)x->drops[i] - 1,
+				 lfs_xattr_drop_rule[i]);
+}
+
+/*
+ * An entry's xattrs, through @fd or by name in @pfd; @ft is the entry's
+ * type. libarchive lists a record of each of SCHILY.xattr.NAME and
+ * LIBARCHIVE.xattr.NAME (bsdtar writes both); an empty value deletes its
+ * pax keyword, so it is not an xattr; a name whose records disagree is
+ * refused; then lfs_xattr_rule() decides. EINVAL from the kernel after
+ * that is its verdict on a value (an LSM's label, say): a refusal too.
  */
 static int lfs_apply_xattrs(struct lfs_xstate *x, struct archive_entry *ae,
-			    const char *raw, int pfd, const char *base, int fd)
+			    const char *raw, int pfd, const char *base, int fd,
+			    mode_t ft)
 {
 	struct lfs_xattr *v;
-	char ebuf[512];
+	const char *rule;
+	unsigned int why;
 	size_t n, i, j;
 	int err = 0;
 
@@ -906,7 +1148,7 @@ static int lfs_apply_xattrs(struct lfs_xstate *x, struct archive_entry *ae,
 			err = lfs_refuse(
 				x->o->layer_name, raw,
 				"xattr %s given twice, with different values",
-				lfs_escape_name(v[i].name, ebuf, sizeof(ebuf)));
+				lfs_esc(v[i].name));
 			break;
 		}
 		if (!v[i].len)
@@ -914,10 +1156,25 @@ static int lfs_apply_xattrs(struct lfs_xstate *x, struct archive_entry *ae,
 		if (lfs_xattr_is_overlay(v[i].name)) {
 			lfs_warn(
 				"layer %s: entry \"%s\": xattr %s dropped (overlay markers are never taken from a layer)",
-				x->o->layer_name,
-				lfs_escape_name(raw, ebuf, sizeof(ebuf)),
-				v[i].name);
+				x->o->layer_name, lfs_esc(raw),
+				lfs_esc(v[i].name));
 			continue;
+		}
+		switch (lfs_xattr_rule(&v[i], ft, &why, &rule)) {
+		case LFS_XATTR_DROP:
+			lfs_xattr_dropped(x, raw, v[i].name, why);
+			continue;
+		case LFS_XATTR_REFUSE:
+			if (*v[i].name)
+				err = lfs_refuse(x->o->layer_name, raw,
+						 "xattr %s: %s",
+						 lfs_esc(v[i].name), rule);
+			else
+				err = lfs_refuse(x->o->layer_name, raw, "%s",
+						 rule);
+			continue;
+		case LFS_XATTR_SET:
+			break;
 		}
 		if (fd >= 0)
 			err = fsetxattr(fd, v[i].name, v[i].val, v[i].len, 0) ?
@@ -926,10 +1183,12 @@ static int lfs_apply_xattrs(struct lfs_xstate *x, struct archive_entry *ae,
 		else
 			err = lfs_setxattr_at(pfd, base, v[i].name, v[i].val,
 					      v[i].len);
-		if (err) {
-			snprintf(ebuf, sizeof(ebuf), "set xattr %s", v[i].name);
-			err = lfs_entry_err(x, raw, ebuf, err);
-		}
+		if (err == -EINVAL)
+			err = lfs_refuse(x->o->layer_name, raw,
+					 "xattr %s: the kernel refuses its value (%s)",
+					 lfs_esc(v[i].name), strerror(EINVAL));
+		else if (err)
+			err = lfs_xattr_err(x, raw, v[i].name, err);
 	}
 	free(v);
 	return err;
@@ -957,7 +1216,7 @@ static int lfs_apply_meta(struct lfs_xstate *x, struct archive_entry *ae,
 		       fchmodat(pfd, base, archive_entry_perm(ae), 0)))
 		return lfs_entry_err(x, raw, "chmod", -errno);
 
-	err = lfs_apply_xattrs(x, ae, raw, pfd, base, fd);
+	err = lfs_apply_xattrs(x, ae, raw, pfd, base, fd, ft);
 	if (err)
 		return err;
 
@@ -1107,14 +1366,19 @@ static int lfs_make_node(struct lfs_xstate *x, struct archive_entry *ae,
 	}
 	case AE_IFCHR:
 		/* overlay reads a 0/0 char device as a whiteout marker */
-		if (archive_entry_rdev(ae) == 0)
+		if (!archive_entry_rdevmajor(ae) && !archive_entry_rdevminor(ae))
 			return lfs_refuse(
 				x->o->layer_name, raw,
 				"0/0 character device is an overlay whiteout marker");
 		/* fall through */
 	case AE_IFBLK:
 	case AE_IFIFO:
-		if (mknodat(pfd, base, ft | 0600, archive_entry_rdev(ae)))
+		/* the numbers are in range (lfs_check_entry()); a fifo has none */
+		if (mknodat(pfd, base, ft | 0600,
+			    ft == AE_IFIFO ?
+				    0 :
+				    makedev(archive_entry_rdevmajor(ae),
+					    archive_entry_rdevminor(ae))))
 			return lfs_entry_err(x, raw, "mknod", -errno);
 		break;
 	case AE_IFSOCK:
@@ -1481,6 +1745,13 @@ static int lfs_add_usage(struct lfs_xstate *x, const char *raw, uint64_t *used,
 
 /* an owner id chown() takes as one: (uid_t)-1 means "unchanged" */
 #define LFS_MAX_ID ((la_int64_t)UINT32_MAX - 1)
+/*
+ * Device numbers mknod(2) takes: it passes them to the kernel in 32 bits,
+ * 12 of major and 20 of minor (new_encode_dev(); glibc refuses larger
+ * ones, and makedev() and libarchive cut them to 32 bits each)
+ */
+#define LFS_MAX_MAJOR 0xfffu
+#define LFS_MAX_MINOR 0xfffffu
 
 /*
  * lfs_check_entry() - an entry's header, before the entry touches the disk:
@@ -1493,6 +1764,7 @@ static int lfs_check_entry(struct lfs_xstate *x, struct archive_entry *ae)
 	const struct lfs_usage *img = o->image;
 	const char *raw = archive_entry_pathname(ae) ?: "", *rule, *name;
 	la_int64_t uid = archive_entry_uid(ae), gid = archive_entry_gid(ae);
+	mode_t ft = archive_entry_filetype(ae);
 	uint64_t names, xattrs = 0;
 	struct lfs_tar_frame f;
 	const void *val;
@@ -1502,13 +1774,21 @@ static int lfs_check_entry(struct lfs_xstate *x, struct archive_entry *ae)
 	if (lfs_tarframe_entry(x->frame, archive_read_header_position(x->inner),
 			       &f, &rule))
 		return lfs_refuse(o->layer_name, raw, "%s", rule);
-	if (f.size && (archive_entry_hardlink(ae) ||
-		       archive_entry_filetype(ae) != AE_IFREG))
+	if (f.size && (archive_entry_hardlink(ae) || ft != AE_IFREG))
 		return lfs_refuse(
 			o->layer_name, raw,
 			"%s entry declares %llu bytes of data, and its type has none",
 			lfs_header_only_name(f.type, ae),
 			(unsigned long long)f.size);
+	if ((ft == AE_IFCHR || ft == AE_IFBLK) && !archive_entry_hardlink(ae) &&
+	    (archive_entry_rdevmajor(ae) > LFS_MAX_MAJOR ||
+	     archive_entry_rdevminor(ae) > LFS_MAX_MINOR))
+		return lfs_refuse(
+			o->layer_name, raw,
+			"device number %llu:%llu is out of range (major 0 to %u, minor 0 to %u)",
+			(unsigned long long)archive_entry_rdevmajor(ae),
+			(unsigned long long)archive_entry_rdevminor(ae),
+			LFS_MAX_MAJOR, LFS_MAX_MINOR);
 	if (uid < 0 || uid > LFS_MAX_ID || gid < 0 || gid > LFS_MAX_ID)
 		return lfs_refuse(
 			o->layer_name, raw,
@@ -1629,6 +1909,7 @@ end_of_stream:
 		o->image->names += x->used.names;
 		o->image->xattrs += x->used.xattrs;
 	}
+	lfs_xattr_drops_report(x);
 	lfs_progress_show(x, true);
 out:
 	if (x->pc_node)

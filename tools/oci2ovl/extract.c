@@ -272,9 +272,11 @@ static int lfs_stream_error(struct lfs_xstate *x, const char *entry)
 			"blob is not gzip, not what its media type says");
 	if (x->stream_failed)
 		return lfs_refuse(x->o->layer_name, entry,
-				  "bad compressed stream: %s", x->stream_msg);
+				  "bad compressed stream: %s",
+				  lfs_esc(x->stream_msg));
 	return lfs_refuse(x->o->layer_name, entry, "bad tar stream: %s",
-			  archive_error_string(x->inner) ?: "read error");
+			  lfs_esc(archive_error_string(x->inner) ?:
+					  "read error"));
 }
 
 static int lfs_entry_err(struct lfs_xstate *x, const char *entry,
@@ -1316,8 +1318,7 @@ static int lfs_make_hardlink(struct lfs_xstate *x, const char *raw,
 }
 
 static int lfs_make_node(struct lfs_xstate *x, struct archive_entry *ae,
-			 const char *raw, const char *path, int pfd,
-			 struct lfs_pnode *node)
+			 const char *raw, int pfd, struct lfs_pnode *node)
 {
 	const char *base = node->name;
 	mode_t ft = archive_entry_filetype(ae);
@@ -1383,7 +1384,7 @@ static int lfs_make_node(struct lfs_xstate *x, struct archive_entry *ae,
 		break;
 	case AE_IFSOCK:
 		lfs_warn("layer %s: entry \"%s\": socket skipped",
-			 x->o->layer_name, path);
+			 x->o->layer_name, lfs_esc(raw));
 		return 0;
 	default:
 		return lfs_refuse(x->o->layer_name, raw,
@@ -1613,7 +1614,7 @@ static int lfs_extract_entry(struct lfs_xstate *x, struct archive_entry *ae)
 	else if (link)
 		err = lfs_make_hardlink(x, raw, link, c, w.fd);
 	else
-		err = lfs_make_node(x, ae, raw, path, w.fd, c);
+		err = lfs_make_node(x, ae, raw, w.fd, c);
 	if (!err && kind == LFS_NODE_WHITEOUT && isdir) {
 		err = lfs_make_opaque(w.fd, base, x->o->fmt);
 		c->flags |= LFS_PN_OPAQUE;
@@ -1680,9 +1681,10 @@ static int lfs_open_readers(struct lfs_xstate *x)
 		r = archive_read_next_header(x->outer, &ae);
 	x->outer_empty = r == ARCHIVE_EOF;
 	if (r != ARCHIVE_OK && r != ARCHIVE_EOF)
-		return lfs_refuse(
-			x->o->layer_name, NULL, "bad compressed stream: %s",
-			archive_error_string(x->outer) ?: "read error");
+		return lfs_refuse(x->o->layer_name, NULL,
+				  "bad compressed stream: %s",
+				  lfs_esc(archive_error_string(x->outer) ?:
+						  "read error"));
 	code = archive_filter_code(x->outer, 0);
 	if (code != want)
 		return lfs_refuse(x->o->layer_name, NULL,
@@ -1873,7 +1875,7 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 		}
 		if (r == ARCHIVE_WARN)
 			lfs_warn("layer %s: %s", o->layer_name,
-				 archive_error_string(x->inner));
+				 lfs_esc(archive_error_string(x->inner)));
 		err = lfs_check_entry(x, ae);
 		if (!err)
 			err = lfs_extract_entry(x, ae);

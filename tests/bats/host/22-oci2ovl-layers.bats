@@ -123,3 +123,19 @@ lfs_timed() {
 	x=$(getfattr -h -d -m - --absolute-names "$layer/s" "$layer/p" "$layer/r" | grep -v '^#')
 	[ "$x" = "$(printf 'trusted.t="t"\n\nuser.k="v"\n')" ]
 }
+
+@test "names with an escape sequence and a newline reach stderr escaped, in warnings and in refusals" {
+	python3 "$REPO/tools/oci2ovl/tests/corpus_rules.py" gen "$D"
+	# each message one line, with \xHH for the bytes of the names
+	lfs_import_warns ctl-names-in-warnings
+	run "$B" --store "$S" import "$D/ctl-names-in-refusal:ctl-names-in-refusal" --no-sync
+	echo "$output"
+	[ "$status" = 3 ]
+	local got
+	got=$(sed 's/ sha256:[0-9a-f]\{64\}: / sha256:L: /' <<<"$output")
+	[ "$got" = "oci2ovl: layer sha256:L: entry \"r\\x1b[2J\\x0afile\": xattr user.\\x1b[1m\\x0a$(printf 'n%.0s' $(seq 260)): name longer than 255 bytes" ]
+	local left
+	left=$(ls -A "$S/tmp")
+	[ -z "$left" ]
+	[ ! -e "$S/images/ctl-names-in-refusal.json" ]
+}

@@ -196,6 +196,25 @@ def cases(out):
              "reject", "entry \"dev\": device number %d:%d is out of range "
              "(major 0 to 4095, minor 0 to 1048575)" % (ma, mi),
              fmt=tarfile.GNU_FORMAT)
+    # 4. bytes of the input reach stderr escaped: names with an escape
+    # sequence and a newline (the warnings as lfs_esc() writes them)
+    e, wx = "e\x1b[31m\nf", "com.\x1b]0;x\x07\nevil"
+    case("ctl-names-in-warnings",
+         [[f(e, {"SCHILY.xattr." + wx: "v",
+                 "SCHILY.xattr.trusted.overlay.\x1b[2J\nx": "y",
+                 "SCHILY.xattr.user.\x1b[1m\nok": "v"})]], "accept",
+         contain=[{"path": "/" + e, "type": "reg",
+                   "xattrs": {"user.\x1b[1m\nok": "v"}}],
+         warn=["entry \"e\\x1b[31m\\x0af\": xattr "
+               "com.\\x1b]0;x\\x07\\x0aevil dropped (%s)" % NS,
+               "entry \"e\\x1b[31m\\x0af\": xattr "
+               "trusted.overlay.\\x1b[2J\\x0ax dropped (overlay markers "
+               "are never taken from a layer)"])
+    case("ctl-names-in-refusal",
+         [[f("r\x1b[2J\nfile", {"SCHILY.xattr.user.\x1b[1m\n" + "n" * 260:
+                                "v"})]], "reject",
+         "entry \"r\\x1b[2J\\x0afile\": xattr user.\\x1b[1m\\x0a%s: name "
+         "longer than 255 bytes" % ("n" * 260))
     return recs
 
 

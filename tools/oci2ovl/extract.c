@@ -136,6 +136,7 @@ struct lfs_xstate {
 	int pc_fd; /* ... and its fd */
 	char rest[2][LFS_REST_MAX]; /* lfs_resolve()'s buffers */
 	uint64_t drops[LFS_DROP_NR]; /* xattrs dropped, by reason */
+	uint64_t aufs_skipped; /* entries of aufs's metadata skipped */
 	struct timespec last_progress;
 	unsigned char inbuf[LFS_BUF_SIZE];
 	unsigned char midbuf[LFS_BUF_SIZE];
@@ -1106,9 +1107,10 @@ static void lfs_xattr_drops_report(struct lfs_xstate *x)
 
 	for (i = 0; i < LFS_DROP_NR; i++)
 		if (x->drops[i] > 1)
-			lfs_warn("layer %s: %llu more xattrs dropped (%s)",
+			lfs_warn("layer %s: %llu more xattr%s dropped (%s)",
 				 x->o->layer_name,
 				 (unsigned long long)x->drops[i] - 1,
+				 x->drops[i] > 2 ? "s" : "",
 				 lfs_xattr_drop_rule[i]);
 }
 
@@ -1270,6 +1272,47 @@ static int lfs_write_data(struct lfs_xstate *x, struct archive_entry *ae,
 	return 0;
 }
 
+/*
+ * aufs's own files at a branch root: its pseudo-links (hard links that
+ * span branches), its whiteout base and its orphans. docker's aufs driver
+ * leaves them out of the layers it writes; layers of early docker
+ * versions carry them.
+ */
+#define LFS_AUFS_PLNK LFS_AUFS_META_PREFIX "plnk"
+static const char *const lfs_aufs_meta[] = {
+	LFS_AUFS_PLNK,
+	LFS_AUFS_META_PREFIX "aufs",
+	LFS_AUFS_META_PREFIX "orph",
+};
+#define LFS_AUFS_RULE \
+	"aufs's own .wh..wh.plnk, .wh..wh.aufs, .wh..wh.orph at the layer root"
+
+/* is normalised @path one of aufs's metadata names, or below one? */
+static bool lfs_is_aufs_meta(const char *path)
+{
+	size_t n = strcspn(path, "/"), i;
+
+	for (i = 0; i < sizeof(lfs_aufs_meta) / sizeof(lfs_aufs_meta[0]); i++)
+		if (strlen(lfs_aufs_meta[i]) == n &&
+		    !memcmp(path, lfs_aufs_meta[i], n))
+			return true;
+	return false;
+}
+
+/* the pseudo-link @path (".wh..wh.plnk/NAME") kept aside, or NULL */
+static struct lfs_pnode *lfs_plnk_get(struct lfs_xstate *x, const char *path)
+{
+	const size_t dl = sizeof(LFS_AUFS_PLNK) - 1;
+	struct lfs_pnode *d;
+
+	if (strncmp(path, LFS_AUFS_PLNK "/", dl + 1) || strchr(path + dl + 1, '/'))
+		return NULL;
+	d = lfs_pathset_get(x->set, lfs_pathset_root(x->set), path, dl);
+	return d ? lfs_pathset_get(x->set, d, path + dl + 1,
+				   strlen(path + dl + 1)) :
+		   NULL;
+}
+
 static int lfs_make_hardlink(struct lfs_xstate *x, const char *raw,
 			     const char *link, struct lfs_pnode *node, int pfd)
 {
@@ -1284,13 +1327,21 @@ static int lfs_make_hardlink(struct lfs_xstate *x, const char *raw,
 		return lfs_refuse(x->o->layer_name, raw, "hard link: %s", rule);
 	if (err)
 		return err;
-	/* the target's parents resolve as an entry's do, making nothing */
-	err = *target ? lfs_resolve(x, target, raw, LFS_RES_LOOKUP, &tw) :
-			-ENOENT;
-	if (!err) {
-		tbase = strrchr(target, '/');
-		tbase = tbase ? tbase + 1 : target;
-		t = lfs_pathset_get(x->set, tw.node, tbase, strlen(tbase));
+	if (lfs_is_aufs_meta(target)) {
+		/* an aufs pseudo-link: a file kept aside (lfs_aufs_entry()) */
+		t = lfs_plnk_get(x, target);
+		tw.node = t ? t->parent : NULL;
+	} else {
+		/* the target's parents resolve as an entry's do, making nothing */
+		err = *target ?
+			      lfs_resolve(x, target, raw, LFS_RES_LOOKUP, &tw) :
+			      -ENOENT;
+		if (!err) {
+			tbase = strrchr(target, '/');
+			tbase = tbase ? tbase + 1 : target;
+			t = lfs_pathset_get(x->set, tw.node, tbase,
+					    strlen(tbase));
+		}
 	}
 	if ((!err || err == 1 || err == -ENOENT) &&
 	    (!t || (t->kind != LFS_NODE_FILE && t->kind != LFS_NODE_SYMLINK)))
@@ -1404,6 +1455,74 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return err;
+}
+
+/*
+ * lfs_aufs_entry() - an entry of aufs's metadata (@path, normalised):
+ * skipped, with a warning for the first of a layer (the others are
+ * counted), as docker skips them. A regular file right in .wh..wh.plnk
+ * is kept aside for hard links to name it, as docker keeps it: made in
+ * a directory of that name in the layer, which lfs_aufs_end() removes;
+ * what links to it stays.
+ */
+static int lfs_aufs_entry(struct lfs_xstate *x, struct archive_entry *ae,
+			  const char *raw, const char *path)
+{
+	const size_t dl = sizeof(LFS_AUFS_PLNK) - 1;
+	struct lfs_pnode *d, *c;
+	const char *name;
+	int pfd, err;
+
+	if (!x->aufs_skipped++)
+		lfs_warn("layer %s: entry \"%s\": skipped (%s)",
+			 x->o->layer_name, lfs_esc(raw), LFS_AUFS_RULE);
+	if (strncmp(path, LFS_AUFS_PLNK "/", dl + 1) ||
+	    strchr(path + dl + 1, '/') || archive_entry_hardlink(ae) ||
+	    archive_entry_filetype(ae) != AE_IFREG)
+		return 0;
+	name = path + dl + 1;
+	d = lfs_pathset_add(x->set, lfs_pathset_root(x->set), path, dl);
+	if (!d)
+		return -ENOMEM;
+	if (d->kind == LFS_NODE_NONE) {
+		if (mkdirat(x->rootfd, LFS_AUFS_PLNK, 0700))
+			return lfs_entry_err(x, raw, "mkdir", -errno);
+		d->below = LFS_BELOW_ABSENT;
+		lfs_pathset_mark(x->set, d, LFS_NODE_IMPLICIT_DIR);
+	}
+	c = lfs_pathset_add(x->set, d, name, strlen(name));
+	if (!c)
+		return -ENOMEM;
+	if (c->kind != LFS_NODE_NONE)
+		return lfs_refuse(x->o->layer_name, raw, "duplicate entry");
+	pfd = lfs_node_open(x, d);
+	if (pfd < 0)
+		return lfs_entry_err(x, raw, "open", pfd);
+	err = lfs_make_node(x, ae, raw, pfd, c);
+	close(pfd);
+	return err;
+}
+
+/* at the end of a layer: the pseudo-links kept aside go, and a count */
+static int lfs_aufs_end(struct lfs_xstate *x)
+{
+	struct lfs_pnode *d;
+
+	if (x->aufs_skipped > 1)
+		lfs_warn("layer %s: %llu more %s skipped (%s)",
+			 x->o->layer_name,
+			 (unsigned long long)x->aufs_skipped - 1,
+			 x->aufs_skipped > 2 ? "entries" : "entry",
+			 LFS_AUFS_RULE);
+	d = lfs_pathset_get(x->set, lfs_pathset_root(x->set), LFS_AUFS_PLNK,
+			    sizeof(LFS_AUFS_PLNK) - 1);
+	if (!d || d->kind == LFS_NODE_NONE)
+		return 0;
+	if (x->pc_node) {
+		close(x->pc_fd);
+		x->pc_node = NULL;
+	}
+	return lfs_rm_tree_at(x->rootfd, LFS_AUFS_PLNK);
 }
 
 /* remove the xattrs an implicit directory copied from below */
@@ -1560,6 +1679,10 @@ static int lfs_extract_entry(struct lfs_xstate *x, struct archive_entry *ae)
 		return lfs_refuse(x->o->layer_name, raw, "%s", rule);
 	if (err)
 		return err;
+	if (lfs_is_aufs_meta(path)) {
+		err = lfs_aufs_entry(x, ae, raw, path);
+		goto out;
+	}
 	wh = lfs_whiteout_classify(path, &target, &rule);
 	if (wh == -LFS_EREFUSED) {
 		err = lfs_refuse(x->o->layer_name, raw, "%s", rule);
@@ -1897,6 +2020,12 @@ end_of_stream:
 		err = lfs_refuse(o->layer_name, NULL,
 				 "diff_id %s differs from the config's %s", got,
 				 o->diff_id);
+		goto out;
+	}
+	err = lfs_aufs_end(x);
+	if (err) {
+		lfs_err("layer %s: removing %s: %s", o->layer_name,
+			LFS_AUFS_PLNK, strerror(-err));
 		goto out;
 	}
 	err = lfs_set_dir_times(x);

@@ -139,3 +139,18 @@ lfs_timed() {
 	[ -z "$left" ]
 	[ ! -e "$S/images/ctl-names-in-refusal.json" ]
 }
+
+@test "aufs's metadata at the layer root is skipped with a warning, and hard links into .wh..wh.plnk keep its file" {
+	python3 "$REPO/tools/oci2ovl/tests/corpus_rules.py" gen "$D"
+	lfs_import_warns aufs-metadata-skipped
+	lfs_import_warns aufs-plnk-hard-links
+	local layer
+	layer=$("$B" --store "$S" layers aufs-plnk-hard-links)
+	run ls -A "$layer"
+	[ "$status" = 0 ]
+	[ "$output" = usr ]
+	run stat -c '%h %i %a %u %s' "$layer/usr/bin/a" "$layer/usr/bin/b"
+	[ "$status" = 0 ]
+	[ "${lines[0]}" = "${lines[1]}" ]
+	[[ ${lines[0]} =~ ^2\ [0-9]+\ 755\ 7\ 7$ ]]
+}

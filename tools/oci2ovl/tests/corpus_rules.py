@@ -45,6 +45,8 @@ FCAP_V3_NOROOT = struct.pack("<IIIIII", 0x03000001, 1 << 10, 0, 0, 0, UNDEF)
 NS = ("not in a namespace Linux stores: user., trusted., security., "
       "system.posix_acl_access, system.posix_acl_default")
 USER = "user.* xattrs exist only on regular files and directories"
+AUFS = ("aufs's own .wh..wh.plnk, .wh..wh.aufs, .wh..wh.orph at the layer "
+        "root")
 
 
 def text(b):
@@ -196,6 +198,45 @@ def cases(out):
              "reject", "entry \"dev\": device number %d:%d is out of range "
              "(major 0 to 4095, minor 0 to 1048575)" % (ma, mi),
              fmt=tarfile.GNU_FORMAT)
+    # 3. aufs's metadata at the layer root (early docker layers): skipped,
+    # as docker skips it; a hard link into .wh..wh.plnk (a pseudo-link)
+    # links to the file kept there, and nothing of it stays
+    P, A, O = ".wh..wh.plnk", ".wh..wh.aufs", ".wh..wh.orph"
+    case("aufs-metadata-skipped",
+         [[T.ti(P + "/", D, mode=0o700), T.ti(P + "/123.456", data=b"p"),
+           T.ti(A, data=b""), T.ti("./" + O + "/", D, mode=0o700),
+           T.ti("/" + O + "/x", data=b"o"), T.ti("etc/keep", data=b"k")]],
+         "accept", contain=[{"path": "/etc/keep", "type": "reg"}],
+         absent=["/" + P, "/" + A, "/" + O, "/.wh.plnk", "/.wh.aufs"],
+         warn=["entry \"%s/\": skipped (%s)" % (P, AUFS),
+               "4 more entries skipped (%s)" % AUFS])
+    linked = {"type": "reg", "size": 7, "mode": "0755", "uid": 7,
+              "sha256": T.hashlib.sha256(b"linked\n").hexdigest(),
+              "hardlink": "/usr/bin/a"}
+    case("aufs-plnk-hard-links",
+         [[T.ti(P + "/", D, mode=0o700),
+           T.ti(P + "/1.2", data=b"linked\n", mode=0o755, uid=7),
+           T.ti("usr/bin/a", H, linkname=P + "/1.2"),
+           T.ti("usr/bin/b", H, linkname="/" + P + "/1.2")]],
+         "accept", contain=[dict(linked, path="/usr/bin/a"),
+                            dict(linked, path="/usr/bin/b")],
+         absent=["/" + P],
+         warn=["entry \"%s/\": skipped (%s)" % (P, AUFS),
+               "1 more entry skipped (%s)" % AUFS])
+    case("aufs-plnk-hard-link-to-nothing",
+         [[T.ti(P + "/", D, mode=0o700),
+           T.ti("usr/bin/a", H, linkname=P + "/9.9")]], "reject",
+         "entry \"usr/bin/a\": hard link target is not an earlier entry "
+         "of this layer")
+    case("aufs-plnk-hard-link-to-a-directory",
+         [[T.ti(P + "/d/", D, mode=0o700), T.ti("a", H, linkname=P + "/d")]],
+         "reject", "entry \"a\": hard link target is not an earlier entry")
+    # only at the root, and only those three names
+    case("aufs-metadata-below-the-root", [[T.ti("a/" + P, data=b"")]],
+         "reject", "entry \"a/%s\": reserved whiteout name" % P)
+    case("aufs-unknown-metadata-name", [[T.ti(".wh..wh.xyz", data=b"")]],
+         "reject", "entry \".wh..wh.xyz\": reserved whiteout name")
+
     # 4. bytes of the input reach stderr escaped: names with an escape
     # sequence and a newline (the warnings as lfs_esc() writes them)
     e, wx = "e\x1b[31m\nf", "com.\x1b]0;x\x07\nevil"

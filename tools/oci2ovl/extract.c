@@ -44,7 +44,15 @@
  *
  * Xattrs come from pax records (SCHILY.xattr.*, LIBARCHIVE.xattr.*). In
  * pax an empty value deletes its keyword, so an empty xattr is never
- * written; one name given twice with different values is refused.
+ * written; one name given twice with different values is refused. Each
+ * is then ruled on as the kernel would rule on it on any filesystem
+ * (lfs_xattr_rule()): one no file of the entry's type can carry is
+ * dropped with a warning, a malformed one refuses the layer. Device
+ * numbers mknod(2) cannot take are refused before anything is made.
+ *
+ * aufs's metadata at the layer root (.wh..wh.plnk, .wh..wh.aufs,
+ * .wh..wh.orph) is skipped, as docker skips it; hard links into its
+ * pseudo-link directory link to the files kept there (lfs_aufs_entry()).
  */
 #define _GNU_SOURCE
 #include <errno.h>

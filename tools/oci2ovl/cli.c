@@ -117,12 +117,33 @@ static const struct option lfs_options[] = {
 	{}
 };
 
+/* a usage error; @arg, from the command line, is printed escaped */
+static int lfs_usage_error(const char *fmt, const char *arg)
+	__attribute__((format(printf, 1, 0)));
+
 static int lfs_usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "%s: ", LFS_PROG);
-	fprintf(stderr, fmt, arg);
+	fprintf(stderr, fmt, lfs_esc(arg));
 	fprintf(stderr, "\nTry '%s --help'.\n", LFS_PROG);
 	return LFS_EXIT_USAGE;
+}
+
+/*
+ * getopt_long()'s error, which it would print as it is: @opt is what it
+ * returned (':' an option without its argument, '?' any other); the
+ * option is argv[optind - 1], or the short one in optopt
+ */
+static int lfs_option_error(int opt, char **argv)
+{
+	char s[3] = { '-', (char)optopt, '\0' };
+	const char *a = argv[optind - 1];
+
+	if (opt == ':')
+		return lfs_usage_error("option \"%s\" needs an argument", a);
+	if (optopt > 0 && optopt < 0x100 && strncmp(a, "--", 2))
+		a = s;
+	return lfs_usage_error("bad option \"%s\"", a);
 }
 
 static int lfs_exit_code(int err)
@@ -152,7 +173,9 @@ static int lfs_parse(int argc, char **argv, struct lfs_cli *c)
 	c->lim.max_names = 256ull << 20;
 	c->lim.max_xattrs = 256ull << 20;
 
-	while ((opt = getopt_long(argc, argv, "hV", lfs_options, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":hV", lfs_options, NULL)) !=
+	       -1) {
 		switch (opt) {
 		case 's':
 			c->store = optarg;
@@ -238,8 +261,7 @@ static int lfs_parse(int argc, char **argv, struct lfs_cli *c)
 			printf("%s %s\n", LFS_PROG, LFS_VERSION);
 			return LFS_EXIT_OK;
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", LFS_PROG);
-			return LFS_EXIT_USAGE;
+			return lfs_option_error(opt, argv);
 		}
 	}
 	c->args = argv + optind;
@@ -279,7 +301,7 @@ static int lfs_open_image(const struct lfs_cli *c, struct lfs_store *st,
 		return lfs_usage_error("bad image name \"%s\"", name);
 	err = lfs_store_open(st, c->store, false, false);
 	if (err == -ENOENT) {
-		lfs_err("no store at %s", c->store);
+		lfs_err("no store at %s", lfs_esc(c->store));
 		return LFS_EXIT_FAIL;
 	}
 	if (err)
@@ -287,7 +309,7 @@ static int lfs_open_image(const struct lfs_cli *c, struct lfs_store *st,
 	err = lfs_store_read_image(st, name, rec);
 	if (err) {
 		if (err != -LFS_EREFUSED)
-			lfs_err("image %s: %s", name,
+			lfs_err("image %s: %s", lfs_esc(name),
 				err == -ENOENT ? "not in the store" :
 						 strerror(-err));
 		lfs_store_close(st);
@@ -351,7 +373,7 @@ static int lfs_cmd_import(struct lfs_cli *c, bool pull)
 		o.fmt = st.fmt_known ? st.fmt : LFS_WH_NATIVE;
 	if (st.fmt_known && st.fmt != o.fmt) {
 		lfs_err("store %s holds %s layers; use another store for %s",
-			st.path, lfs_whiteout_fmt_name(st.fmt),
+			lfs_esc(st.path), lfs_whiteout_fmt_name(st.fmt),
 			lfs_whiteout_fmt_name(o.fmt));
 		r = LFS_EXIT_USAGE;
 	} else {
@@ -481,7 +503,7 @@ static int lfs_cmd_rm(struct lfs_cli *c)
 		return LFS_EXIT_FAIL;
 	err = lfs_store_rm_image(&st, c->args[1], c->force);
 	if (err && err != -LFS_ECONFLICT)
-		lfs_err("image %s: %s", c->args[1],
+		lfs_err("image %s: %s", lfs_esc(c->args[1]),
 			err == -ENOENT ? "not in the store" : strerror(-err));
 	lfs_store_close(&st);
 	return lfs_exit_code(err);
@@ -503,7 +525,7 @@ static int lfs_cmd_gc(struct lfs_cli *c)
 		return LFS_EXIT_FAIL;
 	err = lfs_store_gc(&st, c->dry_run, &removed);
 	if (err)
-		lfs_err("gc %s: %s", st.path, strerror(-err));
+		lfs_err("gc %s: %s", lfs_esc(st.path), strerror(-err));
 	else if (isatty(STDERR_FILENO))
 		fprintf(stderr, "%s: %s %u\n", LFS_PROG,
 			c->dry_run ? "would remove" : "removed", removed);
@@ -597,7 +619,7 @@ static int lfs_cmd_mount(struct lfs_cli *c)
 	r = LFS_EXIT_USAGE;
 	if (!strcmp(c->fstype, "overlay") && st.fmt != LFS_WH_CHARDEV) {
 		lfs_err("store %s holds native whiteouts, which overlay does not read; import with --whiteout=chardev into another store",
-			st.path);
+			lfs_esc(st.path));
 		goto out;
 	}
 	r = LFS_EXIT_FAIL;
@@ -610,7 +632,7 @@ static int lfs_cmd_mount(struct lfs_cli *c)
 		locked = true;
 		err = lfs_store_read_image(&st, c->args[1], &rec);
 		if (err) {
-			lfs_err("image %s: %s", c->args[1],
+			lfs_err("image %s: %s", lfs_esc(c->args[1]),
 				err == -ENOENT ? "not in the store" :
 						 strerror(-err));
 			goto out;
@@ -657,7 +679,7 @@ static int lfs_cmd_umount(struct lfs_cli *c)
 		return r;
 	err = lfs_store_open(&st, c->store, false, false);
 	if (err == -ENOENT)
-		lfs_err("no store at %s", c->store);
+		lfs_err("no store at %s", lfs_esc(c->store));
 	if (err)
 		return LFS_EXIT_FAIL;
 	r = LFS_EXIT_FAIL;
@@ -807,7 +829,7 @@ static int lfs_cmd_verify(struct lfs_cli *c)
 	if (r >= 0)
 		return r;
 	if (!c->all && !lfs_valid_image_name(c->args[1]))
-		return lfs_usage_error("bad image name \"%s\"", lfs_esc(c->args[1]));
+		return lfs_usage_error("bad image name \"%s\"", c->args[1]);
 	err = lfs_store_open(&st, c->store, false, false);
 	if (err == -ENOENT)
 		lfs_err("no store at %s", lfs_esc(c->store));

@@ -44,7 +44,15 @@
  *
  * Xattrs come from pax records (SCHILY.xattr.*, LIBARCHIVE.xattr.*). In
  * pax an empty value deletes its keyword, so an empty xattr is never
- * written; one name given twice with different values is refused.
+ * written; one name given twice with different values is refused. Each
+ * is then ruled on as the kernel would rule on it on any filesystem
+ * (lfs_xattr_rule()): one no file of the entry's type can carry is
+ * dropped with a warning, a malformed one refuses the layer. Device
+ * numbers mknod(2) cannot take are refused before anything is made.
+ *
+ * aufs's metadata at the layer root (.wh..wh.plnk, .wh..wh.aufs,
+ * .wh..wh.orph) is skipped, as docker skips it; hard links into its
+ * pseudo-link directory link to the files kept there (lfs_aufs_entry()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +107,15 @@ struct lfs_dir_time {
 	struct timespec ts[2]; /* atime, mtime */
 };
 
+/* why an xattr is dropped, counted per layer (lfs_xattr_rule()) */
+enum lfs_xattr_drop {
+	LFS_DROP_NAMESPACE,
+	LFS_DROP_USER_TYPE,
+	LFS_DROP_ACL_SYMLINK,
+	LFS_DROP_ACL_DEFAULT,
+	LFS_DROP_NR,
+};
+
 /* the state of one layer's extraction */
 struct lfs_xstate {
 	const struct lfs_extract_opts *o;
@@ -125,6 +143,8 @@ struct lfs_xstate {
 	const struct lfs_pnode *pc_node; /* lfs_node_open()'s last ... */
 	int pc_fd; /* ... and its fd */
 	char rest[2][LFS_REST_MAX]; /* lfs_resolve()'s buffers */
+	uint64_t drops[LFS_DROP_NR]; /* xattrs dropped, by reason */
+	uint64_t aufs_skipped; /* entries of aufs's metadata skipped */
 	struct timespec last_progress;
 	unsigned char inbuf[LFS_BUF_SIZE];
 	unsigned char midbuf[LFS_BUF_SIZE];
@@ -261,9 +281,11 @@ static int lfs_stream_error(struct lfs_xstate *x, const char *entry)
 			"blob is not gzip, not what its media type says");
 	if (x->stream_failed)
 		return lfs_refuse(x->o->layer_name, entry,
-				  "bad compressed stream: %s", x->stream_msg);
+				  "bad compressed stream: %s",
+				  lfs_esc(x->stream_msg));
 	return lfs_refuse(x->o->layer_name, entry, "bad tar stream: %s",
-			  archive_error_string(x->inner) ?: "read error");
+			  lfs_esc(archive_error_string(x->inner) ?:
+					  "read error"));
 }
 
 static int lfs_entry_err(struct lfs_xstate *x, const char *entry,
@@ -274,6 +296,16 @@ static int lfs_entry_err(struct lfs_xstate *x, const char *entry,
 	lfs_err("layer %s: entry \"%s\": %s: %s", x->o->layer_name,
 		lfs_escape_name(entry, buf, sizeof(buf)), what, strerror(-err));
 	return err;
+}
+
+/* a system error setting xattr @name of @entry */
+static int lfs_xattr_err(struct lfs_xstate *x, const char *entry,
+			 const char *name, int err)
+{
+	char what[600]; /* "set xattr " and an lfs_esc() result */
+
+	snprintf(what, sizeof(what), "set xattr %s", lfs_esc(name));
+	return lfs_entry_err(x, entry, what, err);
 }
 
 /*
@@ -872,17 +904,239 @@ static int lfs_xattr_cmp(const void *a, const void *b)
 	return u->len ? memcmp(u->val, v->val, u->len) : 0;
 }
 
+/* a little-endian field of an xattr value */
+static uint32_t lfs_le(const unsigned char *p, size_t n)
+{
+	uint32_t v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
+}
+
+/* security.capability (linux/capability.h): revision 2, or 3 with a root */
+#define LFS_CAP_REVISION_MASK 0xff000000u
+#define LFS_CAP_REVISION_2 0x02000000u
+#define LFS_CAP_REVISION_3 0x03000000u
+#define LFS_CAP_SZ_2 20
+#define LFS_CAP_SZ_3 24
+
 /*
- * An entry's xattrs, through @fd or by name in @pfd. libarchive lists a
- * record of each of SCHILY.xattr.NAME and LIBARCHIVE.xattr.NAME (bsdtar
- * writes both); an empty value deletes its pax keyword, so it is not an
- * xattr; a name whose records disagree is refused.
+ * A file capability the kernel takes (cap_convert_nscap()): revision 2 in
+ * 20 bytes, or revision 3 in 24 bytes whose root uid is one ((uid_t)-1 is
+ * none). Revision 1 is no longer written by the kernel, nor taken.
+ */
+static bool lfs_fcap_valid(const unsigned char *v, size_t len)
+{
+	uint32_t rev = len >= 4 ? lfs_le(v, 4) & LFS_CAP_REVISION_MASK : 0;
+
+	if (len == LFS_CAP_SZ_2)
+		return rev == LFS_CAP_REVISION_2;
+	return len == LFS_CAP_SZ_3 && rev == LFS_CAP_REVISION_3 &&
+	       lfs_le(v + 20, 4) != UINT32_MAX;
+}
+
+/* POSIX ACL tags, in the order an ACL lists them (linux/posix_acl.h) */
+enum {
+	LFS_ACL_USER_OBJ = 0x01,
+	LFS_ACL_USER = 0x02,
+	LFS_ACL_GROUP_OBJ = 0x04,
+	LFS_ACL_GROUP = 0x08,
+	LFS_ACL_MASK = 0x10,
+	LFS_ACL_OTHER = 0x20,
+};
+
+/*
+ * A POSIX ACL xattr the kernel takes (posix_acl_from_xattr(), then
+ * posix_acl_valid()): a version 2 header and 8-byte entries (tag, perm,
+ * id); the owner's entry, named users, the group's entry, named groups,
+ * the mask (required with named entries), the others' entry, in this
+ * order; permissions rwx only; a named entry's id is not (uid_t)-1. No
+ * entries at all is no ACL, which the kernel takes too.
+ */
+static bool lfs_acl_valid(const unsigned char *v, size_t len)
+{
+	unsigned int state = LFS_ACL_USER_OBJ;
+	bool named = false;
+	size_t off;
+
+	if (len < 4 || (len - 4) % 8 || lfs_le(v, 4) != 2)
+		return false;
+	if (len == 4)
+		return true;
+	for (off = 4; off < len; off += 8) {
+		uint32_t tag = lfs_le(v + off, 2), id = lfs_le(v + off + 4, 4);
+
+		if (lfs_le(v + off + 2, 2) & ~7u)
+			return false;
+		switch (tag) {
+		case LFS_ACL_USER_OBJ:
+			if (state != LFS_ACL_USER_OBJ)
+				return false;
+			state = LFS_ACL_USER;
+			break;
+		case LFS_ACL_GROUP_OBJ:
+			if (state != LFS_ACL_USER)
+				return false;
+			state = LFS_ACL_GROUP;
+			break;
+		case LFS_ACL_USER:
+		case LFS_ACL_GROUP:
+			if (state != tag || id == UINT32_MAX)
+				return false;
+			named = true;
+			break;
+		case LFS_ACL_MASK:
+			if (state != LFS_ACL_GROUP)
+				return false;
+			state = LFS_ACL_OTHER;
+			break;
+		case LFS_ACL_OTHER:
+			if (state != LFS_ACL_OTHER &&
+			    (state != LFS_ACL_GROUP || named))
+				return false;
+			state = 0;
+			break;
+		default:
+			return false;
+		}
+	}
+	return state == 0;
+}
+
+/* what becomes of one xattr of a layer entry (lfs_xattr_rule()) */
+enum lfs_xattr_fate {
+	LFS_XATTR_SET,
+	LFS_XATTR_DROP, /* not written, with a warning */
+	LFS_XATTR_REFUSE, /* the layer is refused */
+};
+
+static const char *const lfs_xattr_drop_rule[LFS_DROP_NR] = {
+	[LFS_DROP_NAMESPACE] =
+		"not in a namespace Linux stores: user., trusted., security., system.posix_acl_access, system.posix_acl_default",
+	[LFS_DROP_USER_TYPE] =
+		"user.* xattrs exist only on regular files and directories",
+	[LFS_DROP_ACL_SYMLINK] = "symlinks have no ACLs",
+	[LFS_DROP_ACL_DEFAULT] = "only directories have default ACLs",
+};
+
+#define LFS_ACL_ACCESS "system.posix_acl_access"
+#define LFS_ACL_DEFAULT "system.posix_acl_default"
+
+/*
+ * lfs_xattr_rule() - may xattr @a of an entry of type @ft be written?
+ * @drop: for LFS_XATTR_DROP, why (enum lfs_xattr_drop)
+ * @rule: for LFS_XATTR_REFUSE, the rule
+ *
+ * Decided before the kernel is asked, as the kernel decides it on every
+ * filesystem (fs/xattr.c, fs/posix_acl.c, security/commoncap.c), so that
+ * what the image says, not the store's filesystem, makes the outcome.
+ * An xattr no Linux file of that type can carry is dropped with a
+ * warning, as containerd and umoci drop it (the merged view is then what
+ * any Linux runtime shows); one that a file could carry but that is
+ * malformed refuses the layer.
+ */
+static enum lfs_xattr_fate lfs_xattr_rule(const struct lfs_xattr *a,
+					  mode_t ft, unsigned int *drop,
+					  const char **rule)
+{
+	static const char *const ns[] = { "user.", "trusted.", "security." };
+	size_t n = strlen(a->name), i;
+
+	if (!n) {
+		*rule = "xattr with an empty name";
+		return LFS_XATTR_REFUSE;
+	}
+	if (n > XATTR_NAME_MAX) {
+		*rule = "name longer than " LFS_STR(XATTR_NAME_MAX) " bytes";
+		return LFS_XATTR_REFUSE;
+	}
+	if (a->len > XATTR_SIZE_MAX) {
+		*rule = "value longer than " LFS_STR(XATTR_SIZE_MAX) " bytes";
+		return LFS_XATTR_REFUSE;
+	}
+	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		size_t pl = strlen(ns[i]);
+
+		if (strncmp(a->name, ns[i], pl))
+			continue;
+		if (n == pl) {
+			*rule = "the name is only a namespace prefix";
+			return LFS_XATTR_REFUSE;
+		}
+		if (i == 0 && ft != AE_IFREG && ft != AE_IFDIR) {
+			*drop = LFS_DROP_USER_TYPE;
+			return LFS_XATTR_DROP;
+		}
+		if (!strcmp(a->name, "security.capability") &&
+		    !lfs_fcap_valid(a->val, a->len)) {
+			*rule = "not a file capability of revision 2 or 3";
+			return LFS_XATTR_REFUSE;
+		}
+		return LFS_XATTR_SET;
+	}
+	if (strcmp(a->name, LFS_ACL_ACCESS) && strcmp(a->name, LFS_ACL_DEFAULT)) {
+		*drop = LFS_DROP_NAMESPACE;
+		return LFS_XATTR_DROP;
+	}
+	if (ft == AE_IFLNK) {
+		*drop = LFS_DROP_ACL_SYMLINK;
+		return LFS_XATTR_DROP;
+	}
+	if (ft != AE_IFDIR && !strcmp(a->name, LFS_ACL_DEFAULT)) {
+		*drop = LFS_DROP_ACL_DEFAULT;
+		return LFS_XATTR_DROP;
+	}
+	if (!lfs_acl_valid(a->val, a->len)) {
+		*rule = "not a valid POSIX ACL";
+		return LFS_XATTR_REFUSE;
+	}
+	return LFS_XATTR_SET;
+}
+
+/*
+ * warn of a dropped xattr: the first of each reason in a layer with its
+ * entry and name, the others counted (lfs_xattr_drops_report())
+ */
+static void lfs_xattr_dropped(struct lfs_xstate *x, const char *raw,
+			      const char *name, unsigned int why)
+{
+	if (x->drops[why]++)
+		return;
+	lfs_warn("layer %s: entry \"%s\": xattr %s dropped (%s)",
+		 x->o->layer_name, lfs_esc(raw), lfs_esc(name),
+		 lfs_xattr_drop_rule[why]);
+}
+
+/* at the end of a layer: how many more xattrs were dropped, and why */
+static void lfs_xattr_drops_report(struct lfs_xstate *x)
+{
+	unsigned int i;
+
+	for (i = 0; i < LFS_DROP_NR; i++)
+		if (x->drops[i] > 1)
+			lfs_warn("layer %s: %llu more xattr%s dropped (%s)",
+				 x->o->layer_name,
+				 (unsigned long long)x->drops[i] - 1,
+				 x->drops[i] > 2 ? "s" : "",
+				 lfs_xattr_drop_rule[i]);
+}
+
+/*
+ * An entry's xattrs, through @fd or by name in @pfd; @ft is the entry's
+ * type. libarchive lists a record of each of SCHILY.xattr.NAME and
+ * LIBARCHIVE.xattr.NAME (bsdtar writes both); an empty value deletes its
+ * pax keyword, so it is not an xattr; a name whose records disagree is
+ * refused; then lfs_xattr_rule() decides. EINVAL from the kernel after
+ * that is its verdict on a value (an LSM's label, say): a refusal too.
  */
 static int lfs_apply_xattrs(struct lfs_xstate *x, struct archive_entry *ae,
-			    const char *raw, int pfd, const char *base, int fd)
+			    const char *raw, int pfd, const char *base, int fd,
+			    mode_t ft)
 {
 	struct lfs_xattr *v;
-	char ebuf[512];
+	const char *rule;
+	unsigned int why;
 	size_t n, i, j;
 	int err = 0;
 
@@ -906,7 +1160,7 @@ static int lfs_apply_xattrs(struct lfs_xstate *x, struct archive_entry *ae,
 			err = lfs_refuse(
 				x->o->layer_name, raw,
 				"xattr %s given twice, with different values",
-				lfs_escape_name(v[i].name, ebuf, sizeof(ebuf)));
+				lfs_esc(v[i].name));
 			break;
 		}
 		if (!v[i].len)
@@ -914,10 +1168,25 @@ static int lfs_apply_xattrs(struct lfs_xstate *x, struct archive_entry *ae,
 		if (lfs_xattr_is_overlay(v[i].name)) {
 			lfs_warn(
 				"layer %s: entry \"%s\": xattr %s dropped (overlay markers are never taken from a layer)",
-				x->o->layer_name,
-				lfs_escape_name(raw, ebuf, sizeof(ebuf)),
-				v[i].name);
+				x->o->layer_name, lfs_esc(raw),
+				lfs_esc(v[i].name));
 			continue;
+		}
+		switch (lfs_xattr_rule(&v[i], ft, &why, &rule)) {
+		case LFS_XATTR_DROP:
+			lfs_xattr_dropped(x, raw, v[i].name, why);
+			continue;
+		case LFS_XATTR_REFUSE:
+			if (*v[i].name)
+				err = lfs_refuse(x->o->layer_name, raw,
+						 "xattr %s: %s",
+						 lfs_esc(v[i].name), rule);
+			else
+				err = lfs_refuse(x->o->layer_name, raw, "%s",
+						 rule);
+			continue;
+		case LFS_XATTR_SET:
+			break;
 		}
 		if (fd >= 0)
 			err = fsetxattr(fd, v[i].name, v[i].val, v[i].len, 0) ?
@@ -926,10 +1195,12 @@ static int lfs_apply_xattrs(struct lfs_xstate *x, struct archive_entry *ae,
 		else
 			err = lfs_setxattr_at(pfd, base, v[i].name, v[i].val,
 					      v[i].len);
-		if (err) {
-			snprintf(ebuf, sizeof(ebuf), "set xattr %s", v[i].name);
-			err = lfs_entry_err(x, raw, ebuf, err);
-		}
+		if (err == -EINVAL)
+			err = lfs_refuse(x->o->layer_name, raw,
+					 "xattr %s: the kernel refuses its value (%s)",
+					 lfs_esc(v[i].name), strerror(EINVAL));
+		else if (err)
+			err = lfs_xattr_err(x, raw, v[i].name, err);
 	}
 	free(v);
 	return err;
@@ -957,7 +1228,7 @@ static int lfs_apply_meta(struct lfs_xstate *x, struct archive_entry *ae,
 		       fchmodat(pfd, base, archive_entry_perm(ae), 0)))
 		return lfs_entry_err(x, raw, "chmod", -errno);
 
-	err = lfs_apply_xattrs(x, ae, raw, pfd, base, fd);
+	err = lfs_apply_xattrs(x, ae, raw, pfd, base, fd, ft);
 	if (err)
 		return err;
 
@@ -1009,6 +1280,47 @@ static int lfs_write_data(struct lfs_xstate *x, struct archive_entry *ae,
 	return 0;
 }
 
+/*
+ * aufs's own files at a branch root: its pseudo-links (hard links that
+ * span branches), its whiteout base and its orphans. docker's aufs driver
+ * leaves them out of the layers it writes; layers of early docker
+ * versions carry them.
+ */
+#define LFS_AUFS_PLNK LFS_AUFS_META_PREFIX "plnk"
+static const char *const lfs_aufs_meta[] = {
+	LFS_AUFS_PLNK,
+	LFS_AUFS_META_PREFIX "aufs",
+	LFS_AUFS_META_PREFIX "orph",
+};
+#define LFS_AUFS_RULE \
+	"aufs's own .wh..wh.plnk, .wh..wh.aufs, .wh..wh.orph at the layer root"
+
+/* is normalised @path one of aufs's metadata names, or below one? */
+static bool lfs_is_aufs_meta(const char *path)
+{
+	size_t n = strcspn(path, "/"), i;
+
+	for (i = 0; i < sizeof(lfs_aufs_meta) / sizeof(lfs_aufs_meta[0]); i++)
+		if (strlen(lfs_aufs_meta[i]) == n &&
+		    !memcmp(path, lfs_aufs_meta[i], n))
+			return true;
+	return false;
+}
+
+/* the pseudo-link @path (".wh..wh.plnk/NAME") kept aside, or NULL */
+static struct lfs_pnode *lfs_plnk_get(struct lfs_xstate *x, const char *path)
+{
+	const size_t dl = sizeof(LFS_AUFS_PLNK) - 1;
+	struct lfs_pnode *d;
+
+	if (strncmp(path, LFS_AUFS_PLNK "/", dl + 1) || strchr(path + dl + 1, '/'))
+		return NULL;
+	d = lfs_pathset_get(x->set, lfs_pathset_root(x->set), path, dl);
+	return d ? lfs_pathset_get(x->set, d, path + dl + 1,
+				   strlen(path + dl + 1)) :
+		   NULL;
+}
+
 static int lfs_make_hardlink(struct lfs_xstate *x, const char *raw,
 			     const char *link, struct lfs_pnode *node, int pfd)
 {
@@ -1023,13 +1335,21 @@ static int lfs_make_hardlink(struct lfs_xstate *x, const char *raw,
 		return lfs_refuse(x->o->layer_name, raw, "hard link: %s", rule);
 	if (err)
 		return err;
-	/* the target's parents resolve as an entry's do, making nothing */
-	err = *target ? lfs_resolve(x, target, raw, LFS_RES_LOOKUP, &tw) :
-			-ENOENT;
-	if (!err) {
-		tbase = strrchr(target, '/');
-		tbase = tbase ? tbase + 1 : target;
-		t = lfs_pathset_get(x->set, tw.node, tbase, strlen(tbase));
+	if (lfs_is_aufs_meta(target)) {
+		/* an aufs pseudo-link: a file kept aside (lfs_aufs_entry()) */
+		t = lfs_plnk_get(x, target);
+		tw.node = t ? t->parent : NULL;
+	} else {
+		/* the target's parents resolve as an entry's do, making nothing */
+		err = *target ?
+			      lfs_resolve(x, target, raw, LFS_RES_LOOKUP, &tw) :
+			      -ENOENT;
+		if (!err) {
+			tbase = strrchr(target, '/');
+			tbase = tbase ? tbase + 1 : target;
+			t = lfs_pathset_get(x->set, tw.node, tbase,
+					    strlen(tbase));
+		}
 	}
 	if ((!err || err == 1 || err == -ENOENT) &&
 	    (!t || (t->kind != LFS_NODE_FILE && t->kind != LFS_NODE_SYMLINK)))
@@ -1057,8 +1377,7 @@ static int lfs_make_hardlink(struct lfs_xstate *x, const char *raw,
 }
 
 static int lfs_make_node(struct lfs_xstate *x, struct archive_entry *ae,
-			 const char *raw, const char *path, int pfd,
-			 struct lfs_pnode *node)
+			 const char *raw, int pfd, struct lfs_pnode *node)
 {
 	const char *base = node->name;
 	mode_t ft = archive_entry_filetype(ae);
@@ -1107,19 +1426,24 @@ static int lfs_make_node(struct lfs_xstate *x, struct archive_entry *ae,
 	}
 	case AE_IFCHR:
 		/* overlay reads a 0/0 char device as a whiteout marker */
-		if (archive_entry_rdev(ae) == 0)
+		if (!archive_entry_rdevmajor(ae) && !archive_entry_rdevminor(ae))
 			return lfs_refuse(
 				x->o->layer_name, raw,
 				"0/0 character device is an overlay whiteout marker");
 		/* fall through */
 	case AE_IFBLK:
 	case AE_IFIFO:
-		if (mknodat(pfd, base, ft | 0600, archive_entry_rdev(ae)))
+		/* the numbers are in range (lfs_check_entry()); a fifo has none */
+		if (mknodat(pfd, base, ft | 0600,
+			    ft == AE_IFIFO ?
+				    0 :
+				    makedev(archive_entry_rdevmajor(ae),
+					    archive_entry_rdevminor(ae))))
 			return lfs_entry_err(x, raw, "mknod", -errno);
 		break;
 	case AE_IFSOCK:
 		lfs_warn("layer %s: entry \"%s\": socket skipped",
-			 x->o->layer_name, path);
+			 x->o->layer_name, lfs_esc(raw));
 		return 0;
 	default:
 		return lfs_refuse(x->o->layer_name, raw,
@@ -1139,6 +1463,74 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return err;
+}
+
+/*
+ * lfs_aufs_entry() - an entry of aufs's metadata (@path, normalised):
+ * skipped, with a warning for the first of a layer (the others are
+ * counted), as docker skips them. A regular file right in .wh..wh.plnk
+ * is kept aside for hard links to name it, as docker keeps it: made in
+ * a directory of that name in the layer, which lfs_aufs_end() removes;
+ * what links to it stays.
+ */
+static int lfs_aufs_entry(struct lfs_xstate *x, struct archive_entry *ae,
+			  const char *raw, const char *path)
+{
+	const size_t dl = sizeof(LFS_AUFS_PLNK) - 1;
+	struct lfs_pnode *d, *c;
+	const char *name;
+	int pfd, err;
+
+	if (!x->aufs_skipped++)
+		lfs_warn("layer %s: entry \"%s\": skipped (%s)",
+			 x->o->layer_name, lfs_esc(raw), LFS_AUFS_RULE);
+	if (strncmp(path, LFS_AUFS_PLNK "/", dl + 1) ||
+	    strchr(path + dl + 1, '/') || archive_entry_hardlink(ae) ||
+	    archive_entry_filetype(ae) != AE_IFREG)
+		return 0;
+	name = path + dl + 1;
+	d = lfs_pathset_add(x->set, lfs_pathset_root(x->set), path, dl);
+	if (!d)
+		return -ENOMEM;
+	if (d->kind == LFS_NODE_NONE) {
+		if (mkdirat(x->rootfd, LFS_AUFS_PLNK, 0700))
+			return lfs_entry_err(x, raw, "mkdir", -errno);
+		d->below = LFS_BELOW_ABSENT;
+		lfs_pathset_mark(x->set, d, LFS_NODE_IMPLICIT_DIR);
+	}
+	c = lfs_pathset_add(x->set, d, name, strlen(name));
+	if (!c)
+		return -ENOMEM;
+	if (c->kind != LFS_NODE_NONE)
+		return lfs_refuse(x->o->layer_name, raw, "duplicate entry");
+	pfd = lfs_node_open(x, d);
+	if (pfd < 0)
+		return lfs_entry_err(x, raw, "open", pfd);
+	err = lfs_make_node(x, ae, raw, pfd, c);
+	close(pfd);
+	return err;
+}
+
+/* at the end of a layer: the pseudo-links kept aside go, and a count */
+static int lfs_aufs_end(struct lfs_xstate *x)
+{
+	struct lfs_pnode *d;
+
+	if (x->aufs_skipped > 1)
+		lfs_warn("layer %s: %llu more %s skipped (%s)",
+			 x->o->layer_name,
+			 (unsigned long long)x->aufs_skipped - 1,
+			 x->aufs_skipped > 2 ? "entries" : "entry",
+			 LFS_AUFS_RULE);
+	d = lfs_pathset_get(x->set, lfs_pathset_root(x->set), LFS_AUFS_PLNK,
+			    sizeof(LFS_AUFS_PLNK) - 1);
+	if (!d || d->kind == LFS_NODE_NONE)
+		return 0;
+	if (x->pc_node) {
+		close(x->pc_fd);
+		x->pc_node = NULL;
+	}
+	return lfs_rm_tree_at(x->rootfd, LFS_AUFS_PLNK);
 }
 
 /* remove the xattrs an implicit directory copied from below */
@@ -1295,6 +1687,10 @@ static int lfs_extract_entry(struct lfs_xstate *x, struct archive_entry *ae)
 		return lfs_refuse(x->o->layer_name, raw, "%s", rule);
 	if (err)
 		return err;
+	if (lfs_is_aufs_meta(path)) {
+		err = lfs_aufs_entry(x, ae, raw, path);
+		goto out;
+	}
 	wh = lfs_whiteout_classify(path, &target, &rule);
 	if (wh == -LFS_EREFUSED) {
 		err = lfs_refuse(x->o->layer_name, raw, "%s", rule);
@@ -1349,7 +1745,7 @@ static int lfs_extract_entry(struct lfs_xstate *x, struct archive_entry *ae)
 	else if (link)
 		err = lfs_make_hardlink(x, raw, link, c, w.fd);
 	else
-		err = lfs_make_node(x, ae, raw, path, w.fd, c);
+		err = lfs_make_node(x, ae, raw, w.fd, c);
 	if (!err && kind == LFS_NODE_WHITEOUT && isdir) {
 		err = lfs_make_opaque(w.fd, base, x->o->fmt);
 		c->flags |= LFS_PN_OPAQUE;
@@ -1416,9 +1812,10 @@ static int lfs_open_readers(struct lfs_xstate *x)
 		r = archive_read_next_header(x->outer, &ae);
 	x->outer_empty = r == ARCHIVE_EOF;
 	if (r != ARCHIVE_OK && r != ARCHIVE_EOF)
-		return lfs_refuse(
-			x->o->layer_name, NULL, "bad compressed stream: %s",
-			archive_error_string(x->outer) ?: "read error");
+		return lfs_refuse(x->o->layer_name, NULL,
+				  "bad compressed stream: %s",
+				  lfs_esc(archive_error_string(x->outer) ?:
+						  "read error"));
 	code = archive_filter_code(x->outer, 0);
 	if (code != want)
 		return lfs_refuse(x->o->layer_name, NULL,
@@ -1481,6 +1878,13 @@ static int lfs_add_usage(struct lfs_xstate *x, const char *raw, uint64_t *used,
 
 /* an owner id chown() takes as one: (uid_t)-1 means "unchanged" */
 #define LFS_MAX_ID ((la_int64_t)UINT32_MAX - 1)
+/*
+ * Device numbers mknod(2) takes: it passes them to the kernel in 32 bits,
+ * 12 of major and 20 of minor (new_encode_dev(); glibc refuses larger
+ * ones, and makedev() and libarchive cut them to 32 bits each)
+ */
+#define LFS_MAX_MAJOR 0xfffu
+#define LFS_MAX_MINOR 0xfffffu
 
 /*
  * lfs_check_entry() - an entry's header, before the entry touches the disk:
@@ -1493,6 +1897,7 @@ static int lfs_check_entry(struct lfs_xstate *x, struct archive_entry *ae)
 	const struct lfs_usage *img = o->image;
 	const char *raw = archive_entry_pathname(ae) ?: "", *rule, *name;
 	la_int64_t uid = archive_entry_uid(ae), gid = archive_entry_gid(ae);
+	mode_t ft = archive_entry_filetype(ae);
 	uint64_t names, xattrs = 0;
 	struct lfs_tar_frame f;
 	const void *val;
@@ -1502,13 +1907,21 @@ static int lfs_check_entry(struct lfs_xstate *x, struct archive_entry *ae)
 	if (lfs_tarframe_entry(x->frame, archive_read_header_position(x->inner),
 			       &f, &rule))
 		return lfs_refuse(o->layer_name, raw, "%s", rule);
-	if (f.size && (archive_entry_hardlink(ae) ||
-		       archive_entry_filetype(ae) != AE_IFREG))
+	if (f.size && (archive_entry_hardlink(ae) || ft != AE_IFREG))
 		return lfs_refuse(
 			o->layer_name, raw,
 			"%s entry declares %llu bytes of data, and its type has none",
 			lfs_header_only_name(f.type, ae),
 			(unsigned long long)f.size);
+	if ((ft == AE_IFCHR || ft == AE_IFBLK) && !archive_entry_hardlink(ae) &&
+	    (archive_entry_rdevmajor(ae) > LFS_MAX_MAJOR ||
+	     archive_entry_rdevminor(ae) > LFS_MAX_MINOR))
+		return lfs_refuse(
+			o->layer_name, raw,
+			"device number %llu:%llu is out of range (major 0 to %u, minor 0 to %u)",
+			(unsigned long long)archive_entry_rdevmajor(ae),
+			(unsigned long long)archive_entry_rdevminor(ae),
+			LFS_MAX_MAJOR, LFS_MAX_MINOR);
 	if (uid < 0 || uid > LFS_MAX_ID || gid < 0 || gid > LFS_MAX_ID)
 		return lfs_refuse(
 			o->layer_name, raw,
@@ -1593,7 +2006,7 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 		}
 		if (r == ARCHIVE_WARN)
 			lfs_warn("layer %s: %s", o->layer_name,
-				 archive_error_string(x->inner));
+				 lfs_esc(archive_error_string(x->inner)));
 		err = lfs_check_entry(x, ae);
 		if (!err)
 			err = lfs_extract_entry(x, ae);
@@ -1617,6 +2030,12 @@ end_of_stream:
 				 o->diff_id);
 		goto out;
 	}
+	err = lfs_aufs_end(x);
+	if (err) {
+		lfs_err("layer %s: removing %s: %s", o->layer_name,
+			LFS_AUFS_PLNK, strerror(-err));
+		goto out;
+	}
 	err = lfs_set_dir_times(x);
 	if (err)
 		lfs_err("layer %s: setting directory times: %s", o->layer_name,
@@ -1629,6 +2048,7 @@ end_of_stream:
 		o->image->names += x->used.names;
 		o->image->xattrs += x->used.xattrs;
 	}
+	lfs_xattr_drops_report(x);
 	lfs_progress_show(x, true);
 out:
 	if (x->pc_node)

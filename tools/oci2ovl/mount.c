@@ -82,7 +82,7 @@ static void lfs_fs_messages(int fsfd)
 
 	while ((r = read(fsfd, buf, sizeof(buf) - 1)) > 0) {
 		buf[r] = '\0';
-		lfs_err("mount: %s", buf[1] == ' ' ? buf + 2 : buf);
+		lfs_err("mount: %s", lfs_esc(buf[1] == ' ' ? buf + 2 : buf));
 	}
 }
 
@@ -97,7 +97,7 @@ static int lfs_mount_new_api(char *const *dirs, size_t n, const char *target,
 	fsfd = fsopen(fstype, FSOPEN_CLOEXEC);
 	if (fsfd < 0) {
 		err = -errno;
-		lfs_err("mount: fsopen(%s): %s", fstype, strerror(errno));
+		lfs_err("mount: fsopen(%s): %s", lfs_esc(fstype), strerror(errno));
 		return err;
 	}
 	step = "fsconfig source";
@@ -144,7 +144,8 @@ static int lfs_mount_new_api(char *const *dirs, size_t n, const char *target,
 	}
 	if (err) {
 		lfs_fs_messages(fsfd);
-		lfs_err("mount: %s on %s: %s", step, target, strerror(-err));
+		lfs_err("mount: %s on %s: %s", step, lfs_esc(target),
+			strerror(-err));
 	}
 	close(fsfd);
 	return err;
@@ -200,8 +201,8 @@ static int lfs_mount_overlay(char *const *dirs, size_t n, const char *target,
 		      -errno :
 		      0;
 	if (err)
-		lfs_err("mount: overlay on %s: %s (see the kernel log)", target,
-			strerror(-err));
+		lfs_err("mount: overlay on %s: %s (see the kernel log)",
+			lfs_esc(target), strerror(-err));
 	if (chdir(cwd) && !err)
 		err = -errno;
 out:
@@ -305,7 +306,7 @@ int lfs_mount_image(char *const *dirs, size_t n, const char *target,
 	tgt = realpath(target, NULL);
 	if (!tgt) {
 		err = -errno;
-		lfs_err("mount: %s: %s", target, strerror(errno));
+		lfs_err("mount: %s: %s", lfs_esc(target), strerror(errno));
 		return err;
 	}
 	if (o->upper) {

@@ -360,7 +360,7 @@ int lfs_store_open(struct lfs_store *st, const char *path, bool create,
 	return 0;
 fail:
 	if (err != -ENOENT || create)
-		lfs_err("store %s: %s", path, strerror(-err));
+		lfs_err("store %s: %s", lfs_esc(path), strerror(-err));
 	lfs_store_close(st);
 	return err;
 }
@@ -648,8 +648,8 @@ int lfs_store_image_layer_dirs(struct lfs_store *st, json_t *rec, char ***dirs,
 			break;
 		}
 		if (!lfs_store_has_layer(st, diff)) {
-			lfs_err("store %s: layer %s is missing", st->path,
-				diff);
+			lfs_err("store %s: layer %s is missing",
+				lfs_esc(st->path), lfs_esc(diff));
 			err = -ENOENT;
 			break;
 		}
@@ -731,7 +731,7 @@ int lfs_store_list(struct lfs_store *st, json_t **out)
 
 		if (lfs_store_read_image(st, names[i], &rec)) {
 			lfs_warn("store %s: image %s: unreadable record",
-				 st->path, names[i]);
+				 lfs_esc(st->path), lfs_esc(names[i]));
 			continue;
 		}
 		json_array_append_new(
@@ -915,7 +915,7 @@ int lfs_store_gc(struct lfs_store *st, bool dry_run, unsigned int *removed)
 			if (!diff || strlen(diff) != LFS_DIGEST_LEN ||
 			    json_object_get(keep, diff + 7))
 				continue;
-			lfs_err("gc: layer %s kept: %s", diff,
+			lfs_err("gc: layer %s kept: %s", lfs_esc(diff),
 				lfs_lease_describe(lease, desc, sizeof(desc)));
 		}
 		lfs_gc_keep(keep, json_object_get(lease, "layers"), true);

@@ -63,6 +63,29 @@ lfs_differential() { # TAG WHITEOUT-FORMAT
 	[ "$status" = 2 ]
 }
 
+@test "arguments echoed in usage and store errors are escaped" {
+	local esc nl
+	esc=$(printf '\033') nl=$'\n'
+	run "$B" "--x${esc}[31m${nl}y" list
+	[ "$status" = 2 ]
+	[ "$output" = "$(printf '%s\n%s' 'oci2ovl: bad option "--x\x1b[31m\x0ay"' "Try 'oci2ovl --help'.")" ]
+	run "$B" "${esc}]0;t${nl}"
+	[ "$status" = 2 ]
+	[ "${lines[0]}" = 'oci2ovl: unknown command "\x1b]0;t\x0a"' ]
+	run "$B" import "a${esc}[2J${nl}b"
+	[ "$status" = 2 ]
+	[ "${lines[0]}" = 'oci2ovl: "a\x1b[2J\x0ab" is not [oci:]DIR:TAG' ]
+	run "$B" import "$L:churn" --max-bytes "1${esc}${nl}"
+	[ "$status" = 2 ]
+	[ "${lines[0]}" = 'oci2ovl: bad limit "1\x1b\x0a"' ]
+	run "$B" --store "$BATS_TEST_TMPDIR/n${esc}[1m${nl}" layers x
+	[ "$status" = 1 ]
+	[ "$output" = "oci2ovl: no store at $BATS_TEST_TMPDIR/n\\x1b[1m\\x0a" ]
+	run "$B" list --store
+	[ "$status" = 2 ]
+	[ "${lines[0]}" = 'oci2ovl: option "--store" needs an argument' ]
+}
+
 @test "the churn image flattens to exactly what umoci unpack gives (native whiteouts)" {
 	lfs_differential churn native
 }

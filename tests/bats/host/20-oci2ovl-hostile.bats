@@ -18,19 +18,21 @@ setup_file() {
 
 setup() {
 	RUN=$REPO/tools/oci2ovl/tests/run-corpus.sh
+	SENT=$BATS_TEST_TMPDIR/sentinel
 }
 
 # lfs_shared_corpus: skips the test without the shared corpus (a clean
 # clone has none; our own corpus is tested all the same), else makes the
-# sentinel files it aims at, as its cases.json describes them
+# sentinel files it aims at, as its cases.json describes them, in the
+# test's own sentinel directory ($SENT, which run-corpus.sh binds on the
+# path the images aim at)
 lfs_shared_corpus() {
 	[ -f "$HOSTILE/cases.json" ] || skip "no shared corpus at $HOSTILE"
-	python3 "$REPO/tools/oci2ovl/tests/lfs_tree.py" sentinel "$HOSTILE/cases.json" \
-		"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sentinel_dir"])' "$HOSTILE/cases.json")"
+	python3 "$REPO/tools/oci2ovl/tests/lfs_tree.py" sentinel "$HOSTILE/cases.json" "$SENT"
 }
 
 lfs_corpus() { # BIN CASES ROOT
-	run "$RUN" "$@" "$BATS_TEST_TMPDIR/work"
+	run env LFS_SENTINEL="$SENT" "$RUN" "$@" "$BATS_TEST_TMPDIR/work"
 	echo "$output"
 	[ "$status" = 0 ]
 	[[ ${lines[-1]} =~ ^([0-9]+)\ of\ ([0-9]+)\ cases ]]
@@ -78,11 +80,34 @@ for x in c["cases"]:
         x["must_contain"][0]["mode"] = "0600"
 json.dump(c, open(sys.argv[2], "w"))
 PY
-	run "$RUN" "$REPO/build/bin/oci2ovl" "$BATS_TEST_TMPDIR/flipped.json" "$HOSTILE" "$BATS_TEST_TMPDIR/work"
+	run env LFS_SENTINEL="$SENT" "$RUN" "$REPO/build/bin/oci2ovl" "$BATS_TEST_TMPDIR/flipped.json" "$HOSTILE" "$BATS_TEST_TMPDIR/work"
 	echo "$output"
 	[ "$status" = 1 ]
 	[[ $output == *"FAIL control-normal: content: "*"/etc/hostname: mode is '0644', want '0600'"* ]]
 	[[ $output == *"FAIL path-traversal-dotdot: exit 3"* ]]
+}
+
+@test "a write at the sentinel path fails its case, and lands in the run's own sentinel directory" {
+	# a stand-in for oci2ovl that writes where an escape would, then
+	# refuses; and one case that expects the refusal
+	printf '#!/bin/sh\necho pwned >/tmp/oci-hostile-sentinel/pwned-by-the-stub\necho "oci2ovl: refused" >&2\nexit 3\n' >"$BATS_TEST_TMPDIR/stub"
+	chmod +x "$BATS_TEST_TMPDIR/stub"
+	python3 - "$OWN/cases.json" "$BATS_TEST_TMPDIR/one.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["cases"] = [x for x in c["cases"] if x["name"] == "dotdot-inside-name"]
+json.dump(c, open(sys.argv[2], "w"))
+PY
+	run env LFS_SENTINEL="$SENT" "$RUN" "$REPO/build/bin/oci2ovl" "$BATS_TEST_TMPDIR/one.json" "$OWN" "$BATS_TEST_TMPDIR/work"
+	echo "$output"
+	[ "$status" = 0 ]
+	[ "$output" = "$(printf 'ok dotdot-inside-name (reject)\n1 of 1 cases handled as expected')" ]
+	run env LFS_SENTINEL="$SENT" "$RUN" "$BATS_TEST_TMPDIR/stub" "$BATS_TEST_TMPDIR/one.json" "$OWN" "$BATS_TEST_TMPDIR/work"
+	echo "$output"
+	[ "$status" = 1 ]
+	[ "${lines[0]}" = "FAIL dotdot-inside-name: something outside the store changed" ]
+	[ "$(cat "$SENT/pwned-by-the-stub")" = pwned ]
+	[ ! -e /tmp/oci-hostile-sentinel/pwned-by-the-stub ]
 }
 
 @test "a refusal names the layer, the entry and the rule" {

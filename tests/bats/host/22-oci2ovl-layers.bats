@@ -6,7 +6,9 @@
 # /usr/bin/time. The small crafted cases of the same area (empty layers,
 # pax xattrs, bytes after the gzip or tar stream, header-only entries
 # with data, owner ids, image totals) are in the corpus run by
-# 20-oci2ovl-hostile.bats. Host tests run as root.
+# 20-oci2ovl-hostile.bats, and so are those of tools/oci2ovl/tests/
+# corpus_rules.py (xattrs, device numbers, AUFS metadata), whose warnings
+# are checked here. Host tests run as root.
 
 setup() {
 	REPO=$(cd "$BATS_TEST_DIRNAME/../../.." && pwd)
@@ -21,6 +23,30 @@ setup() {
 lfs_outside_sum() {
 	set -o pipefail
 	find "$1" -printf '%p %y %m %s %T@\n' | sort | sha256sum
+}
+
+# lfs_warnings CASES NAME: the stderr a case of corpus_rules.py expects,
+# the layer digest given as "sha256:L"
+lfs_warnings() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+c = next(c for c in json.load(open(sys.argv[1]))["cases"] if c["name"] == sys.argv[2])
+for w in c["warnings"]:
+    print("oci2ovl: warning: layer sha256:L: " + w)
+PY
+}
+
+# lfs_import_warns NAME: import case NAME of corpus_rules.py (in $D): it is
+# accepted and stderr is what the case expects, in full
+lfs_import_warns() {
+	local want got
+	run "$B" --store "$S" import "$D/$1:$1" --no-sync
+	echo "$output"
+	[ "$status" = 0 ]
+	want=$(lfs_warnings "$D/cases.json" "$1")
+	[ -n "$want" ]
+	got=$(sed 's/ sha256:[0-9a-f]\{64\}: / sha256:L: /' <<<"$output")
+	[ "$got" = "$want" ] || { diff <(echo "$want") <(echo "$got"); return 1; }
 }
 
 # lfs_timed ARGS...: run oci2ovl under /usr/bin/time; sets status and
@@ -84,4 +110,47 @@ lfs_timed() {
 	run "$B" --store "$S.2" import "$D/deep:deep" --max-names 100
 	[ "$status" = 3 ]
 	[[ $output == *'entry "ddd/ddd/f0000006": more than 100 bytes of entry names (--max-names)'* ]]
+}
+
+@test "xattrs no file of their entry's type can carry are dropped: the first of each kind named, the others counted" {
+	python3 "$REPO/tools/oci2ovl/tests/corpus_rules.py" gen "$D"
+	lfs_import_warns xattr-unknown-namespace
+	lfs_import_warns xattr-user-on-symlink-fifo-device
+	lfs_import_warns xattr-acl-on-symlink-default-acl-on-file
+	# what is kept and what is dropped
+	local layer x
+	layer=$("$B" --store "$S" layers xattr-user-on-symlink-fifo-device)
+	x=$(getfattr -h -d -m - --absolute-names "$layer/s" "$layer/p" "$layer/r" | grep -v '^#')
+	[ "$x" = "$(printf 'trusted.t="t"\n\nuser.k="v"\n')" ]
+}
+
+@test "names with an escape sequence and a newline reach stderr escaped, in warnings and in refusals" {
+	python3 "$REPO/tools/oci2ovl/tests/corpus_rules.py" gen "$D"
+	# each message one line, with \xHH for the bytes of the names
+	lfs_import_warns ctl-names-in-warnings
+	run "$B" --store "$S" import "$D/ctl-names-in-refusal:ctl-names-in-refusal" --no-sync
+	echo "$output"
+	[ "$status" = 3 ]
+	local got
+	got=$(sed 's/ sha256:[0-9a-f]\{64\}: / sha256:L: /' <<<"$output")
+	[ "$got" = "oci2ovl: layer sha256:L: entry \"r\\x1b[2J\\x0afile\": xattr user.\\x1b[1m\\x0a$(printf 'n%.0s' $(seq 260)): name longer than 255 bytes" ]
+	local left
+	left=$(ls -A "$S/tmp")
+	[ -z "$left" ]
+	[ ! -e "$S/images/ctl-names-in-refusal.json" ]
+}
+
+@test "aufs's metadata at the layer root is skipped with a warning, and hard links into .wh..wh.plnk keep its file" {
+	python3 "$REPO/tools/oci2ovl/tests/corpus_rules.py" gen "$D"
+	lfs_import_warns aufs-metadata-skipped
+	lfs_import_warns aufs-plnk-hard-links
+	local layer
+	layer=$("$B" --store "$S" layers aufs-plnk-hard-links)
+	run ls -A "$layer"
+	[ "$status" = 0 ]
+	[ "$output" = usr ]
+	run stat -c '%h %i %a %u %s' "$layer/usr/bin/a" "$layer/usr/bin/b"
+	[ "$status" = 0 ]
+	[ "${lines[0]}" = "${lines[1]}" ]
+	[[ ${lines[0]} =~ ^2\ [0-9]+\ 755\ 7\ 7$ ]]
 }

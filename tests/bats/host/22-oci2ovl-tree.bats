@@ -29,7 +29,8 @@ setup() {
 }
 
 lfs_tree_corpus() { # BIN
-	run "$REPO/tools/oci2ovl/tests/run-corpus.sh" "$1" "$OWN/tree.json" \
+	run env LFS_SENTINEL="$BATS_TEST_TMPDIR/sentinel" \
+		"$REPO/tools/oci2ovl/tests/run-corpus.sh" "$1" "$OWN/tree.json" \
 		"$OWN" "$BATS_TEST_TMPDIR/work"
 	echo "$output"
 	[ "$status" = 0 ]

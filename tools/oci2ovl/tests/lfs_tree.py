@@ -537,6 +537,7 @@ def gen_corpus(out):
                   "must_not_contain": []})
     __import__("corpus_index").gen(out, cases)
     cases += __import__("corpus_layers").cases(out)
+    cases += __import__("corpus_rules").cases(out)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump({"cases": cases, "sentinel_files": {},
                    "sentinel_dir": SENT}, f, indent=1)

@@ -17,12 +17,27 @@
 #  - always: it finishes within 120 s, and the checksum of everything
 #    outside the store (sentinel dir, the layouts, WORKDIR minus stores)
 #    is unchanged.
-# Prints one line per case; exits 1 if any case failed.
+# Prints one line per case; exits 1 if any case failed, 2 if it could not
+# set up.
+#
+# The sentinel directory is a fixed path the images aim at
+# (/tmp/oci-hostile-sentinel). With LFS_SENTINEL=DIR, a directory of the
+# run's own, the cases run in a mount namespace of their own with DIR
+# bound on that path: what a case writes there lands in DIR, where the
+# checksum sees it, and runs in other checkouts never see it (nor disturb
+# this one). The path itself is made on the host, as an empty mount point.
 set -uo pipefail
 bin=$1 cases=$2 root=$3 work=$4
 here=$(cd "$(dirname "$0")" && pwd)
 tree="python3 $here/lfs_tree.py"
 sent=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sentinel_dir"])' "$cases")
+if [ -n "${LFS_SENTINEL:-}" ] && [ -z "${LFS_SENTINEL_BOUND:-}" ]; then
+	mkdir -p "$sent" "$LFS_SENTINEL" || exit 2
+	# shellcheck disable=SC2016
+	exec unshare --mount --propagation private -- bash -c \
+		'mount --bind "$1" "$2" || exit 2; shift 2; export LFS_SENTINEL_BOUND=1; exec "$0" "$@"' \
+		"$0" "$LFS_SENTINEL" "$sent" "$@"
+fi
 mkdir -p "$work" "$sent"
 
 outside_sum() { # STORE

@@ -389,6 +389,31 @@ out_unlock:
 }
 
 /*
+ * The copy could not be put in place: take its index entry back, so that
+ * no other name of the object links to a copy that no name holds (and
+ * whose count of lower names would be one short).  Best effort: an entry
+ * left behind is that of a copy of the same object, made again and
+ * linked over it by the next copy-up.
+ */
+static void lfs_cu_unlink_index(struct lfs_cu *cu)
+{
+	struct user_namespace *userns = mnt_user_ns(cu->sbi->upper->mnt);
+	struct inode *dir = d_inode(cu->sbi->index);
+	char name[LFS_INDEX_NAMELEN];
+	struct dentry *d;
+
+	lfs_index_name(d_inode(cu->dentry)->i_ino, name);
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	d = lookup_one(userns, name, cu->sbi->index, strlen(name));
+	if (!IS_ERR(d)) {
+		if (d_inode(d) == d_inode(cu->temp))
+			vfs_unlink(userns, dir, d, NULL);
+		dput(d);
+	}
+	inode_unlock(dir);
+}
+
+/*
  * The name was taken while the copy was made: a rename or unlink in the
  * parent made this dentry a dead one (an open file may still use it).
  * Keep the copy as the unlinked object it now is, as any filesystem
@@ -585,6 +610,8 @@ static struct dentry *lfs_cu_copy(struct lfs_cu *cu)
 	upper = lfs_cu_install(cu);
 	if (!IS_ERR(upper))
 		goto out;
+	if (cu->indexed)
+		lfs_cu_unlink_index(cu);
 out_remove:
 	lfs_work_remove(cu->sbi, cu->temp);
 out:

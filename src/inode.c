@@ -90,7 +90,11 @@ void lfs_copy_attr(struct inode *inode, const struct inode *real)
 
 	inode->i_uid = real->i_uid;
 	inode->i_gid = real->i_gid;
-	inode->i_mode = real->i_mode;
+	/* the type is the key's (lfs_inode_set()): never changed here */
+	if (WARN_ON_ONCE(inode_wrong_type(inode, real->i_mode)))
+		inode->i_mode = (inode->i_mode & S_IFMT) | (real->i_mode & ~S_IFMT);
+	else
+		inode->i_mode = real->i_mode;
 	inode->i_atime = real->i_atime;
 	inode->i_mtime = real->i_mtime;
 	inode->i_ctime = real->i_ctime;
@@ -234,7 +238,9 @@ unsigned int lfs_nlink(const struct inode *inode, unsigned int real_nlink)
 		return real_nlink;
 	/* the count was set before the flag: lfs_inode_set_indexed() */
 	smp_rmb();
-	return (real_nlink ? real_nlink - 1 : 0) + READ_ONCE(li->lower_links);
+	/* the lower count comes from a layer's own number: never wrap */
+	return min_t(u64, (u64)(real_nlink ? real_nlink - 1 : 0) +
+			  READ_ONCE(li->lower_links), U32_MAX);
 }
 
 /* i_nlink from the real inode, after a change of names */
@@ -268,6 +274,7 @@ int lfs_read_lower_links(struct dentry *upper, unsigned int *lower_links)
 
 /* how a non-directory is found in the inode cache */
 struct lfs_ikey {
+	umode_t type;			/* S_IFMT of the object */
 	bool by_ino;			/* by st_ino: it has a lower origin */
 	u64 ino;			/* st_ino */
 	struct inode *lower;		/* its lower inode, when known */
@@ -326,6 +333,13 @@ static int lfs_inode_test(struct inode *inode, void *data)
 	const struct lfs_ikey *key = data;
 	struct lfs_inode *li = LFS_I(inode);
 
+	/*
+	 * Numbers may collide (an origin from another stack, numbers kept
+	 * as they were): an object never takes an inode of another type,
+	 * whose operations and i_rdev are those of that type.
+	 */
+	if (inode_wrong_type(inode, key->type))
+		return 0;
 	if (test_bit(LFS_I_BY_INO, &li->flags) != key->by_ino)
 		return 0;
 	if (!key->by_ino)
@@ -341,6 +355,7 @@ static int lfs_inode_set(struct inode *inode, void *data)
 	struct lfs_inode *li = LFS_I(inode);
 
 	/* what lfs_inode_test() reads; lfs_inode_init() does the rest */
+	inode->i_mode = key->type;
 	inode->i_ino = key->ino;
 	if (key->by_ino)
 		set_bit(LFS_I_BY_INO, &li->flags);
@@ -408,10 +423,12 @@ struct inode *lfs_get_inode(struct super_block *sb, struct lfs_entry *e,
 	struct inode *inode;
 
 	lfs_make_key(sb, e, index, &key);
+	key.type = d_inode(top)->i_mode & S_IFMT;
 	if (d_is_dir(top)) {
 		inode = new_inode(sb);
 		if (!inode)
 			return ERR_PTR(-ENOMEM);
+		inode->i_mode = key.type;
 		lfs_inode_init(inode, e, &key);
 		return inode;
 	}

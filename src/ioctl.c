@@ -24,7 +24,6 @@
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/uaccess.h>
-#include <linux/compat.h>
 #include "layerfs.h"
 
 /*

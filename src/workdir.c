@@ -674,6 +674,37 @@ void lfs_index_name(u64 ino, char *buf)
 	snprintf(buf, LFS_INDEX_NAMELEN, "%016llx", ino);
 }
 
+/*
+ * Index entry @d is the copy of @lower, which layerfs shows as @ino: its
+ * origin marker says so (written when the copy was indexed), and it is
+ * an object of the same type, of the same device number for a device.
+ * An entry made for another lower stack whose numbers happen to match
+ * is not (squashfs, erofs and isofs have no generations): a lower file
+ * must never show another type's object.
+ */
+static bool lfs_index_matches(struct dentry *d, u64 ino,
+			      const struct inode *lower)
+{
+	struct inode *copy = d_inode(d);
+	struct lfs_origin origin;
+
+	if (!copy || d_is_dir(d) || lfs_read_origin(d, &origin))
+		return false;
+	if (!(origin.flags & LFS_ORIGIN_INDEXED) ||
+	    le64_to_cpu(origin.ino) != ino ||
+	    le64_to_cpu(origin.real_ino) != lower->i_ino ||
+	    le32_to_cpu(origin.generation) != lower->i_generation)
+		return false;
+	if (inode_wrong_type(copy, lower->i_mode) ||
+	    ((S_ISCHR(lower->i_mode) || S_ISBLK(lower->i_mode)) &&
+	     copy->i_rdev != lower->i_rdev)) {
+		pr_warn_ratelimited("index entry %pd: not the copy of its lower object (type or device differs): ignored\n",
+				    d);
+		return false;
+	}
+	return true;
+}
+
 /**
  * lfs_index_lookup - find the copy of a lower object with several links
  * @sbi: the superblock info
@@ -688,7 +719,6 @@ struct dentry *lfs_index_lookup(struct lfs_sb *sbi, u64 ino,
 				const struct inode *lower)
 {
 	char name[LFS_INDEX_NAMELEN];
-	struct lfs_origin origin;
 	struct dentry *d;
 
 	lfs_index_name(ino, name);
@@ -696,9 +726,7 @@ struct dentry *lfs_index_lookup(struct lfs_sb *sbi, u64 ino,
 				strlen(name));
 	if (IS_ERR(d))
 		return PTR_ERR(d) == -ENOENT ? NULL : d;
-	if (d_is_positive(d) && !d_is_dir(d) && !lfs_read_origin(d, &origin) &&
-	    le64_to_cpu(origin.real_ino) == lower->i_ino &&
-	    le32_to_cpu(origin.generation) == lower->i_generation)
+	if (lfs_index_matches(d, ino, lower))
 		return d;
 	dput(d);
 	return NULL;

@@ -772,13 +772,13 @@ static int lfs_enter_ns(struct lfs_mount *m)
  * The tree may be hostile (a container's) and this runs as root: it is
  * walked by file descriptor, one directory open at a time and its parents
  * reached again through ".." and checked by inode, so that neither the
- * depth nor the length of paths is bounded; it never follows a symlink,
- * never enters another mount, and opens nothing but directories: each
- * name is first opened O_PATH (no open of the object itself) to learn its
- * type, and a name that is not a directory is linked up by name, through
- * the directory, where the kernel looks it up without following it.  A
- * non-directory with another mount on it (a bind-mounted file) is still
- * linked up: the ioctl reaches the layerfs name under the mount.
+ * depth nor the length of paths is bounded; it never follows a symlink
+ * and opens nothing but directories: each name is first opened O_PATH
+ * (no open of the object itself) to learn its type, and a name that is
+ * not a directory is linked up by name, through the directory, where the
+ * kernel looks it up without following it.  The walk goes over a
+ * detached copy of the mount (open_tree), which has no mounts on it, so
+ * that no mount (a container's /dev, a volume) hides names from it.
  */
 
 /* a directory on the way from the root to the one being read */
@@ -1016,20 +1016,20 @@ static int lfs_commit_entry(struct lfs_commit *c, int *dfd, const char *name)
 		c->nr_failed++;
 		goto out;
 	}
-	/*
-	 * Not a directory, even with a file mounted on it (only a
-	 * directory can be mounted on a directory): the ioctl looks the
-	 * layerfs name up in *@dfd, under any mount on it.
-	 */
+	/* not a directory: the ioctl looks the name up in *@dfd */
 	if (!S_ISDIR(stx.stx_mode)) {
 		ret = lfs_commit_name(c, *dfd, name);
 		goto out;
 	}
-	/* a mount on this directory: not ours */
+	/* the copy of the mount has no mounts on it: never entered */
 	if (makedev(stx.stx_dev_major, stx.stx_dev_minor) != c->dev ||
 	    (c->has_mnt_id && (!(stx.stx_mask & STATX_MNT_ID) ||
-			       stx.stx_mnt_id != c->mnt_id)))
+			       stx.stx_mnt_id != c->mnt_id))) {
+		lfs_commit_error(c, name, "not walked", EXDEV,
+				 " (another mount on it)");
+		c->nr_failed++;
 		goto out;
+	}
 	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		lfs_commit_error(c, name, "opening", errno, "");
@@ -1078,6 +1078,35 @@ static int lfs_commit_walk(struct lfs_commit *c, int fd)
 }
 
 /*
+ * The walk goes over a detached copy of the mount @fd (closed here), made
+ * without the mounts on it: no mount, a container's or any other, can
+ * hide a directory of the layerfs from it.  Returns the copy's root, open,
+ * its statx in @stx; or minus an exit status, said.
+ */
+static int lfs_commit_clone(const struct lfs_mount *m, const char *target,
+			    int fd, struct statx *stx)
+{
+	int tfd, err;
+
+	tfd = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+			AT_EMPTY_PATH);
+	err = errno;
+	close(fd);
+	if (tfd < 0) {
+		fprintf(stderr, "%s: %s: cloning the mount to walk it: %s%s\n",
+			m->prog, target, strerror(err),
+			err == EPERM ? " (needs CAP_SYS_ADMIN)" : "");
+		return err == EPERM ? -LFS_EX_USAGE : -LFS_EX_SYSERR;
+	}
+	if (statx(tfd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, stx)) {
+		fprintf(stderr, "%s: %s: %s\n", m->prog, target, strerror(errno));
+		close(tfd);
+		return -LFS_EX_SYSERR;
+	}
+	return tfd;
+}
+
+/*
  * --commit: MOUNTPOINT must be the root of a writable layerfs mount.
  * Returns an exit status.
  */
@@ -1123,6 +1152,9 @@ static int lfs_commit(struct lfs_mount *m, const char *target)
 		close(fd);
 		return LFS_EX_FAIL;
 	}
+	fd = lfs_commit_clone(m, target, fd, &stx);
+	if (fd < 0)
+		return -fd;
 	c.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	c.has_mnt_id = stx.stx_mask & STATX_MNT_ID;
 	c.mnt_id = stx.stx_mnt_id;

@@ -53,10 +53,10 @@ struct lfs_origin {
 };
 
 /*
- * On the copy of a lower file with several links (LFS_ORIGIN_INDEXED):
- * how many of the lower file's names are not in the upper layer yet, as
- * a __le32.  layerfs shows st_nlink = the copy's links - 1 (the index's
- * own) + this.  A lower name is linked up before it is removed, so this
+ * On the copy of a lower non-directory with several links
+ * (LFS_ORIGIN_INDEXED): how many of its lower names are not in the upper
+ * layer yet, as a __le32.  layerfs shows st_nlink = the copy's links - 1
+ * (the index's own) + this.  A lower name is linked up before it is removed, so this
  * only ever goes down, by one for each name linked up.
  */
 #define LFS_XATTR_LOWER_LINKS		LFS_XATTR_PREFIX "lfs.lowerlinks"

@@ -552,6 +552,69 @@ b: 0" ]
 	[ ! -e "$WORK/u/p" ]
 }
 
+# origin_hex FLAGS NLINK GENERATION INO REAL_INO: a struct lfs_origin
+# (uapi/layerfs.h, little-endian) as setfattr's 0x... value
+origin_hex() {
+	local out=0x01 v n i
+	out+=$(printf %02x "$1")
+	for v in "$2:2" "$3:4" "$4:8" "$5:8"; do
+		n=${v##*:}
+		v=${v%:*}
+		for ((i = 0; i < n; i++)); do
+			out+=$(printf %02x $(((v >> (8 * i)) & 255)))
+		done
+	done
+	echo "$out"
+}
+
+@test "an index entry whose numbers match a lower object of another type is ignored with a warning" {
+	local m gen ino
+	lfs_workdir ext4
+	m=$WORK/mnt
+	mktree "$WORK" <<-EOF
+		f L1/f/a data
+		h L1/f/b L1/f/a
+	EOF
+	mkdir "$WORK/u" "$WORK/w"
+	mount -t layerfs none "$m" -o "lowerdir=$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w"
+	ino=$(stat -c %i "$m/f/a")
+	umount "$m"
+	# an entry as another lower stack's copy would be, its numbers
+	# matching f/a's (ext4 gives the generation): a device 1:3
+	gen=$(lsattr -v "$WORK/L1/f/a" | awk '{ print $1 }')
+	mknod "$WORK/w/index/$(printf %016x "$ino")" c 1 3
+	setfattr -n trusted.overlay.lfs.origin -v "$(origin_hex 1 2 "$gen" "$ino" "$(stat -c %i "$WORK/L1/f/a")")" \
+		"$WORK/w/index/$(printf %016x "$ino")"
+	dmesg -C
+	mount -t layerfs none "$m" -o "lowerdir=$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w"
+	run stat -c '%n %F %h' "$m/f/a" "$m/f/b"
+	[ "$output" = "$m/f/a regular file 2
+$m/f/b regular file 2" ]
+	[ "$(cat "$m/f/b")" = data ]
+	dmesg | grep -q 'index entry .*: not the copy of its lower object (type or device differs): ignored'
+}
+
+@test "an upper file whose origin gives the number of a lower device never takes the device's inode" {
+	local m ino
+	lfs_workdir tmpfs
+	m=$WORK/mnt
+	mktree "$WORK" <<-EOF
+		c L1/null 1 3
+		f u/x data
+	EOF
+	mkdir "$WORK/w"
+	ino=$(stat -c %i "$WORK/L1/null")
+	setfattr -n trusted.overlay.lfs.origin -v "$(origin_hex 0 1 0 "$ino" 999)" "$WORK/u/x"
+	mount -t layerfs none "$m" -o "lowerdir=$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w"
+	# the device first, so that its inode is in the cache
+	[ "$(stat -c '%F %i' "$m/null")" = "character special file $ino" ]
+	[ "$(stat -c '%F %i %s' "$m/x")" = "regular file $ino 5" ]
+	[ "$(cat "$m/x")" = data ]
+	echo more >>"$m/x"
+	[ "$(cat "$WORK/u/x")" = "data
+more" ]
+}
+
 @test "LFS_IOC_LINK_UP: EPERM without CAP_SYS_ADMIN, 0 when the name needs nothing, EROFS on a read-only mount, which it leaves alone" {
 	lfs_workdir tmpfs
 	mktree "$WORK" <<<"$COMMIT_LAYERS"

@@ -1098,12 +1098,18 @@ static int lfs_commit_clone(const struct lfs_mount *m, const char *target,
 			err == EPERM ? " (needs CAP_SYS_ADMIN)" : "");
 		return err == EPERM ? -LFS_EX_USAGE : -LFS_EX_SYSERR;
 	}
-	if (statx(tfd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, stx)) {
-		fprintf(stderr, "%s: %s: %s\n", m->prog, target, strerror(errno));
-		close(tfd);
+	/* an O_PATH fd: its root opened for reading keeps the copy alive */
+	fd = openat(tfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = errno;
+	close(tfd);
+	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_MNT_ID, stx)) {
+		fprintf(stderr, "%s: %s: %s\n", m->prog, target,
+			strerror(fd < 0 ? err : errno));
+		if (fd >= 0)
+			close(fd);
 		return -LFS_EX_SYSERR;
 	}
-	return tfd;
+	return fd;
 }
 
 /*

@@ -608,11 +608,10 @@ $m/f/b regular file 2" ]
 	mount -t layerfs none "$m" -o "lowerdir=$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w"
 	# the device first, so that its inode is in the cache
 	[ "$(stat -c '%F %i' "$m/null")" = "character special file $ino" ]
-	[ "$(stat -c '%F %i %s' "$m/x")" = "regular file $ino 5" ]
+	[ "$(stat -c '%F %i %s' "$m/x")" = "regular file $ino 4" ]
 	[ "$(cat "$m/x")" = data ]
 	echo more >>"$m/x"
-	[ "$(cat "$WORK/u/x")" = "data
-more" ]
+	[ "$(cat "$WORK/u/x")" = datamore ]
 }
 
 @test "LFS_IOC_LINK_UP: EPERM without CAP_SYS_ADMIN, 0 when the name needs nothing, EROFS on a read-only mount, which it leaves alone" {

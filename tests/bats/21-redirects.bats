@@ -425,7 +425,7 @@ links_show() {
 		print $1, ($2 == ino[g] ? "same" : "other") }' <<<"$out"
 }
 
-# links_rotate FS: change one name of each group through a writable
+# links_rotate: change one name of each group through a writable
 # mount (a copy-up), check every name shows one inode with the group's
 # link count, also after unlinking a name that was only below and after a
 # remount; then --commit and use the upper, without its work directory,
@@ -483,12 +483,6 @@ f/b 2 3:3 644 regular file same" ]
 
 @test "symlinks, fifos and devices with several lower names: one inode and the group's link count through copy-up, unlink, remount and a rotation after --commit" {
 	lfs_workdir tmpfs
-	mktree "$WORK" <<<"$LINKS_LAYERS"
-	links_rotate
-}
-
-@test "the same with the upper layer on ext4" {
-	lfs_workdir ext4
 	mktree "$WORK" <<<"$LINKS_LAYERS"
 	links_rotate
 }

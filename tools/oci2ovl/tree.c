@@ -125,19 +125,125 @@ static int lfs_str_esc(struct lfs_str *s, const char *b, size_t n)
 
 static int lfs_str_hex(struct lfs_str *s, const unsigned char *b, size_t n)
 {
-	size_t i;
-
 	if (lfs_str_grow(s, 2 * n))
 		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		s->len += sprintf(s->p + s->len, "%02x", b[i]);
+	lfs_hex(b, n, s->p + s->len);
+	s->len += 2 * n;
 	return 0;
+}
+
+/*
+ * The digests of the regular files an extraction wrote (extract.c),
+ * computed from the data as it was written, so that the manifest of the
+ * new layer need not read every file again. Keyed by inode: a hard link
+ * shares its file's, and an extraction records every regular file it
+ * creates, so an inode number used again within the layer (after an
+ * unlink) gets the new file's record. A record counts only for a file of
+ * the same device, inode and size, and only for the layer directory its
+ * extraction wrote; any other file of the walk is read and hashed.
+ */
+struct lfs_filesum {
+	uint64_t dev, ino, size;
+	unsigned char md[32];
+	bool used; /* the slot holds a record */
+	bool known; /* ... with a digest (else the file is read) */
+};
+
+struct lfs_filesums {
+	struct lfs_filesum *v; /* open addressing, a power of two */
+	size_t cap, n;
+};
+
+struct lfs_filesums *lfs_filesums_new(void)
+{
+	return calloc(1, sizeof(struct lfs_filesums));
+}
+
+void lfs_filesums_free(struct lfs_filesums *s)
+{
+	if (!s)
+		return;
+	free(s->v);
+	free(s);
+}
+
+static size_t lfs_filesum_slot(const struct lfs_filesums *s, uint64_t dev,
+			       uint64_t ino)
+{
+	uint64_t h =
+		(ino ^ dev * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+	size_t i = (h ^ h >> 32) & (s->cap - 1);
+
+	while (s->v[i].used && (s->v[i].ino != ino || s->v[i].dev != dev))
+		i = (i + 1) & (s->cap - 1);
+	return i;
+}
+
+static int lfs_filesums_grow(struct lfs_filesums *s)
+{
+	struct lfs_filesums n = { .cap = s->cap ? 2 * s->cap : 1024 };
+	size_t i;
+
+	n.v = calloc(n.cap, sizeof(*n.v));
+	if (!n.v)
+		return -ENOMEM;
+	for (i = 0; i < s->cap; i++)
+		if (s->v[i].used)
+			n.v[lfs_filesum_slot(&n, s->v[i].dev, s->v[i].ino)] =
+				s->v[i];
+	free(s->v);
+	s->v = n.v;
+	s->cap = n.cap;
+	return 0;
+}
+
+/**
+ * lfs_filesums_set() - record what the regular file at @dev:@ino holds
+ * @size: its size, the bytes @md is the SHA-256 of
+ * @md: the digest, or NULL: not known (the walk reads the file)
+ *
+ * Replaces the inode's earlier record. Return: 0 or -ENOMEM.
+ */
+int lfs_filesums_set(struct lfs_filesums *s, dev_t dev, ino_t ino,
+		     uint64_t size, const unsigned char *md)
+{
+	struct lfs_filesum *e;
+
+	if (2 * (s->n + 1) > s->cap && lfs_filesums_grow(s))
+		return -ENOMEM;
+	e = &s->v[lfs_filesum_slot(s, dev, ino)];
+	if (!e->used)
+		s->n++;
+	e->used = true;
+	e->dev = dev;
+	e->ino = ino;
+	e->size = size;
+	e->known = md != NULL;
+	if (md)
+		memcpy(e->md, md, sizeof(e->md));
+	return 0;
+}
+
+/* the recorded digest of the file @st describes, into @hex; or false */
+bool lfs_filesums_get(const struct lfs_filesums *s, const struct stat *st,
+		      char hex[LFS_SHA256_HEX + 1])
+{
+	const struct lfs_filesum *e;
+
+	if (!s || !s->n)
+		return false;
+	e = &s->v[lfs_filesum_slot(s, st->st_dev, st->st_ino)];
+	if (!e->used || !e->known || e->size != (uint64_t)st->st_size)
+		return false;
+	lfs_hex(e->md, sizeof(e->md), hex);
+	return true;
 }
 
 /* one walk of a layer directory; each entry's line goes to @emit */
 struct lfs_walk {
 	int (*emit)(struct lfs_walk *w, const char *line, size_t pathlen);
 	void *ctx; /* the emitter's */
+	const struct lfs_filesums *sums; /* NULL: every file is read */
 	json_t *inodes; /* "dev:ino" -> the escaped path first seen */
 	struct lfs_str line; /* the entry being described */
 	char path[PATH_MAX + NAME_MAX + 2]; /* its raw path */
@@ -149,10 +255,11 @@ static int lfs_name_sort(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* the SHA-256 of the regular file open in @fd, "sha256:HEX" into @out */
+/* the SHA-256 of the regular file open in @fd, its hex into @out */
 static int lfs_walk_hash(struct lfs_walk *w, int fd,
-			 char out[LFS_DIGEST_LEN + 1])
+			 char out[LFS_SHA256_HEX + 1])
 {
+	unsigned char md[32];
 	struct lfs_sha256 *h;
 	int err = 0;
 	ssize_t r;
@@ -169,8 +276,10 @@ static int lfs_walk_hash(struct lfs_walk *w, int fd,
 		}
 		lfs_sha256_update(h, w->buf, r);
 	}
-	if (!err)
-		lfs_sha256_final(h, out);
+	if (!err) {
+		lfs_sha256_final_raw(h, md);
+		lfs_hex(md, sizeof(md), out);
+	}
 	lfs_sha256_free(h);
 	return err;
 }
@@ -310,7 +419,7 @@ static int lfs_walk_open(int dirfd, const char *name, const struct stat *st)
 static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 			  size_t plen)
 {
-	char digest[LFS_DIGEST_LEN + 1], key[48];
+	char digest[LFS_SHA256_HEX + 1], key[48];
 	int err, fd = -1;
 	struct stat st;
 	size_t pathlen;
@@ -356,13 +465,14 @@ static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 				json_object_set_new(
 					w->inodes, key,
 					json_stringn(w->line.p, pathlen));
-			err = lfs_walk_hash(w, fd, digest);
+			if (!lfs_filesums_get(w->sums, &st, digest))
+				err = lfs_walk_hash(w, fd, digest);
 			if (!err)
 				err = lfs_str_printf(&w->line,
 						     " size=%lld sha256=",
 						     (long long)st.st_size);
 			if (!err)
-				err = lfs_str_add(&w->line, digest + 7,
+				err = lfs_str_add(&w->line, digest,
 						  LFS_SHA256_HEX);
 		}
 	} else if (S_ISLNK(st.st_mode)) {
@@ -453,11 +563,14 @@ static int lfs_walk_dir(struct lfs_walk *w, int dirfd, size_t plen)
 	return err;
 }
 
-/* walk the layer in @rootfd, handing each line to @emit */
+/*
+ * walk the layer in @rootfd, handing each line to @emit; @sums: the
+ * digests its extraction recorded, or NULL
+ */
 static int lfs_walk(int rootfd,
 		    int (*emit)(struct lfs_walk *w, const char *line,
 				size_t pathlen),
-		    void *ctx)
+		    void *ctx, const struct lfs_filesums *sums)
 {
 	struct lfs_walk *w;
 	int err;
@@ -467,6 +580,7 @@ static int lfs_walk(int rootfd,
 		return -ENOMEM;
 	w->emit = emit;
 	w->ctx = ctx;
+	w->sums = sums;
 	w->inodes = json_object();
 	err = w->inodes ? lfs_walk_entry(w, rootfd, "", 0) : -ENOMEM;
 	json_decref(w->inodes);
@@ -484,9 +598,10 @@ static int lfs_emit_file(struct lfs_walk *w, const char *line, size_t pathlen)
 /*
  * lfs_tree_write() - write the manifest of the layer directory @tmpname
  * (store-relative, in tmp/) to @tmpname.tree, synced
+ * @sums: the file digests of the extraction that wrote @tmpname, or NULL
  */
 int lfs_tree_write(struct lfs_store *st, const char *tmpname,
-		   const char *diff_id)
+		   const char *diff_id, const struct lfs_filesums *sums)
 {
 	char rel[PATH_MAX];
 	struct stat stb;
@@ -519,7 +634,7 @@ int lfs_tree_write(struct lfs_store *st, const char *tmpname,
 		    (unsigned long long)stb.st_ino) < 0)
 		err = -EIO;
 	if (!err)
-		err = lfs_walk(rootfd, lfs_emit_file, f);
+		err = lfs_walk(rootfd, lfs_emit_file, f, sums);
 	if (fflush(f) && !err)
 		err = -errno;
 	if (!err && st->sync && fsync(fileno(f)))
@@ -864,7 +979,7 @@ int lfs_tree_verify(struct lfs_store *st, const char *diff_id,
 	v.seen = calloc(v.nlines + 1, sizeof(*v.seen));
 	if (!v.seen)
 		goto out;
-	err = lfs_walk(rootfd, lfs_emit_verify, &v);
+	err = lfs_walk(rootfd, lfs_emit_verify, &v, NULL);
 	if (err) {
 		lfs_err("layer %s: %s", diff_id, strerror(-err));
 		goto out;

@@ -141,17 +141,26 @@ static int lfs_str_hex(struct lfs_str *s, const unsigned char *b, size_t n)
  * unlink) gets the new file's record. A record counts only for a file of
  * the same device, inode and size, and only for the layer directory its
  * extraction wrote; any other file of the walk is read and hashed.
+ *
+ * 48 bytes a file, in chunks (no copy as it grows), and a 32-bit index
+ * at most half full: a layer of a million files costs 56 MiB at most.
  */
 struct lfs_filesum {
-	uint64_t dev, ino, size;
+	uint64_t ino;
+	uint64_t size; /* LFS_SUM_UNKNOWN: no digest, the walk reads it */
 	unsigned char md[32];
-	bool used; /* the slot holds a record */
-	bool known; /* ... with a digest (else the file is read) */
 };
 
+#define LFS_SUM_UNKNOWN (1ull << 63)
+#define LFS_SUMS_CHUNK 4096
+
 struct lfs_filesums {
-	struct lfs_filesum *v; /* open addressing, a power of two */
-	size_t cap, n;
+	struct lfs_filesum **chunks; /* LFS_SUMS_CHUNK records each */
+	size_t n, nchunks;
+	uint32_t *slot; /* 0: free, else record number + 1 */
+	size_t cap; /* slots: a power of two, at least twice n */
+	uint64_t dev; /* of every record */
+	bool mixed; /* records of two devices: none counts */
 };
 
 struct lfs_filesums *lfs_filesums_new(void)
@@ -161,39 +170,68 @@ struct lfs_filesums *lfs_filesums_new(void)
 
 void lfs_filesums_free(struct lfs_filesums *s)
 {
+	size_t i;
+
 	if (!s)
 		return;
-	free(s->v);
+	for (i = 0; i < s->nchunks; i++)
+		free(s->chunks[i]);
+	free(s->chunks);
+	free(s->slot);
 	free(s);
 }
 
-static size_t lfs_filesum_slot(const struct lfs_filesums *s, uint64_t dev,
-			       uint64_t ino)
+static struct lfs_filesum *lfs_filesum_rec(const struct lfs_filesums *s,
+					   uint32_t i)
 {
-	uint64_t h =
-		(ino ^ dev * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
-	size_t i = (h ^ h >> 32) & (s->cap - 1);
+	return &s->chunks[i / LFS_SUMS_CHUNK][i % LFS_SUMS_CHUNK];
+}
 
-	while (s->v[i].used && (s->v[i].ino != ino || s->v[i].dev != dev))
+/* the slot of @ino: its record's, or the free one where it would go */
+static size_t lfs_filesum_slot(const struct lfs_filesums *s, uint64_t ino)
+{
+	uint64_t h = ino * 0x9e3779b97f4a7c15ull;
+	size_t i = (h ^ h >> 29) & (s->cap - 1);
+
+	while (s->slot[i] && lfs_filesum_rec(s, s->slot[i] - 1)->ino != ino)
 		i = (i + 1) & (s->cap - 1);
 	return i;
 }
 
+/* room for one more record: a chunk, and an index at most half full */
 static int lfs_filesums_grow(struct lfs_filesums *s)
 {
-	struct lfs_filesums n = { .cap = s->cap ? 2 * s->cap : 1024 };
-	size_t i;
+	struct lfs_filesum **nc;
+	uint32_t *ns, *old = s->slot;
+	size_t cap = s->cap, i;
+	uint64_t ino;
 
-	n.v = calloc(n.cap, sizeof(*n.v));
-	if (!n.v)
+	if (s->n == UINT32_MAX - 1)
 		return -ENOMEM;
-	for (i = 0; i < s->cap; i++)
-		if (s->v[i].used)
-			n.v[lfs_filesum_slot(&n, s->v[i].dev, s->v[i].ino)] =
-				s->v[i];
-	free(s->v);
-	s->v = n.v;
-	s->cap = n.cap;
+	if (s->n == s->nchunks * LFS_SUMS_CHUNK) {
+		nc = realloc(s->chunks, (s->nchunks + 1) * sizeof(*nc));
+		if (!nc)
+			return -ENOMEM;
+		s->chunks = nc;
+		nc[s->nchunks] = malloc(LFS_SUMS_CHUNK * sizeof(**nc));
+		if (!nc[s->nchunks])
+			return -ENOMEM;
+		s->nchunks++;
+	}
+	if (2 * (s->n + 1) <= s->cap)
+		return 0;
+	ns = calloc(cap ? 2 * cap : 1024, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	s->slot = ns;
+	s->cap = cap ? 2 * cap : 1024;
+	for (i = 0; i < cap; i++) {
+		if (!old[i])
+			continue;
+		ino = lfs_filesum_rec(s, old[i] - 1)->ino;
+		s->slot[lfs_filesum_slot(s, ino)] = old[i];
+	}
+	free(old);
 	return 0;
 }
 
@@ -208,17 +246,20 @@ int lfs_filesums_set(struct lfs_filesums *s, dev_t dev, ino_t ino,
 		     uint64_t size, const unsigned char *md)
 {
 	struct lfs_filesum *e;
+	size_t i;
 
-	if (2 * (s->n + 1) > s->cap && lfs_filesums_grow(s))
+	if (!s->n && !s->cap)
+		s->dev = dev;
+	if (s->dev != (uint64_t)dev)
+		s->mixed = true;
+	if (lfs_filesums_grow(s))
 		return -ENOMEM;
-	e = &s->v[lfs_filesum_slot(s, dev, ino)];
-	if (!e->used)
-		s->n++;
-	e->used = true;
-	e->dev = dev;
+	i = lfs_filesum_slot(s, ino);
+	if (!s->slot[i])
+		s->slot[i] = ++s->n;
+	e = lfs_filesum_rec(s, s->slot[i] - 1);
 	e->ino = ino;
-	e->size = size;
-	e->known = md != NULL;
+	e->size = md && size < LFS_SUM_UNKNOWN ? size : LFS_SUM_UNKNOWN;
 	if (md)
 		memcpy(e->md, md, sizeof(e->md));
 	return 0;
@@ -229,11 +270,15 @@ bool lfs_filesums_get(const struct lfs_filesums *s, const struct stat *st,
 		      char hex[LFS_SHA256_HEX + 1])
 {
 	const struct lfs_filesum *e;
+	size_t i;
 
-	if (!s || !s->n)
+	if (!s || !s->n || s->mixed || s->dev != (uint64_t)st->st_dev)
 		return false;
-	e = &s->v[lfs_filesum_slot(s, st->st_dev, st->st_ino)];
-	if (!e->used || !e->known || e->size != (uint64_t)st->st_size)
+	i = lfs_filesum_slot(s, st->st_ino);
+	if (!s->slot[i])
+		return false;
+	e = lfs_filesum_rec(s, s->slot[i] - 1);
+	if (e->size == LFS_SUM_UNKNOWN || e->size != (uint64_t)st->st_size)
 		return false;
 	lfs_hex(e->md, sizeof(e->md), hex);
 	return true;

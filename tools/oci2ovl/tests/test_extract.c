@@ -422,6 +422,63 @@ static void test_a_sparse_file_is_left_to_the_walk(void **state)
 	lfs_filesums_free(f->o.sums);
 }
 
+/* the table itself: many records, replaced ones, unknown ones, devices */
+static void test_file_digest_records_are_kept_by_inode(void **state)
+{
+	struct lfs_filesums *s = lfs_filesums_new();
+	unsigned char md[32];
+	char hex[LFS_SHA256_HEX + 1], want[LFS_SHA256_HEX + 1];
+	struct stat st = { .st_dev = 7 };
+	uint64_t i;
+
+	(void)state;
+	assert_non_null(s);
+	assert_false(lfs_filesums_get(s, &st, hex));
+	/* 20000 inodes, spread and clustered, past chunks and index growth */
+	for (i = 0; i < 20000; i++) {
+		memset(md, 0, sizeof(md));
+		memcpy(md, &i, sizeof(i));
+		assert_int_equal(lfs_filesums_set(s, 7, i % 2 ? i << 20 : i,
+						  i * 3, md),
+				 0);
+	}
+	/* a number used again: the new file's record; one not known */
+	md[0] = 0xee;
+	assert_int_equal(lfs_filesums_set(s, 7, 42, 5, md), 0);
+	assert_int_equal(lfs_filesums_set(s, 7, 44, 132, NULL), 0);
+	for (i = 0; i < 20000; i++) {
+		st.st_ino = i % 2 ? i << 20 : i;
+		st.st_size = i * 3;
+		if (i == 42 || i == 44) {
+			assert_false(lfs_filesums_get(s, &st, hex));
+			continue;
+		}
+		assert_true(lfs_filesums_get(s, &st, hex));
+		memset(md, 0, sizeof(md));
+		memcpy(md, &i, sizeof(i));
+		lfs_hex(md, sizeof(md), want);
+		assert_string_equal(hex, want);
+		/* another size, another device: no */
+		st.st_size++;
+		assert_false(lfs_filesums_get(s, &st, hex));
+		st.st_size--;
+		st.st_dev = 8;
+		assert_false(lfs_filesums_get(s, &st, hex));
+		st.st_dev = 7;
+	}
+	st.st_ino = 42;
+	st.st_size = 5;
+	assert_true(lfs_filesums_get(s, &st, hex));
+	assert_memory_equal(hex, "ee", 2);
+	st.st_ino = 20001;
+	assert_false(lfs_filesums_get(s, &st, hex));
+	/* a record of another device: none counts any more */
+	assert_int_equal(lfs_filesums_set(s, 8, 1, 1, md), 0);
+	st.st_ino = 42;
+	assert_false(lfs_filesums_get(s, &st, hex));
+	lfs_filesums_free(s);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, lfs_setup, lfs_teardown)
@@ -443,6 +500,7 @@ int main(void)
 		T(test_overlay_xattrs_in_a_layer_are_dropped),
 		T(test_file_digests_are_recorded_as_the_data_is_written),
 		T(test_a_sparse_file_is_left_to_the_walk),
+		cmocka_unit_test(test_file_digest_records_are_kept_by_inode),
 	};
 
 	return cmocka_run_group_tests_name("extract", tests, NULL, NULL);

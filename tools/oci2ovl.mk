@@ -16,13 +16,14 @@ OCI2OVL_OBJDIR := build/oci2ovl
 OCI2OVL_LIBSRC := util.c digest.c path.c whiteout.c pathset.c extract.c \
 	layout.c store.c import.c mount.c gzip.c tarframe.c
 OCI2OVL_LIBSRC += lease.c tree.c
+OCI2OVL_LIBSRC += ahead.c
 OCI2OVL_TESTS := test_path test_whiteout test_digest test_extract \
-	test_pathset test_tarframe
+	test_pathset test_tarframe test_ahead
 
 OCI2OVL_PKGS := libarchive jansson libcrypto zlib
-OCI2OVL_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. \
+OCI2OVL_CFLAGS = -std=gnu11 -O2 -g -pthread -Wall -Wextra -Werror -I. \
 	$(shell pkg-config --cflags $(OCI2OVL_PKGS))
-OCI2OVL_LIBS = $(shell pkg-config --libs $(OCI2OVL_PKGS))
+OCI2OVL_LIBS = $(shell pkg-config --libs $(OCI2OVL_PKGS)) -pthread
 OCI2OVL_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 

@@ -8,9 +8,10 @@
 # The image has three gzip layers made by umoci from /usr/include,
 # /usr/lib/python3.11 and /usr/share/perl (whatever of them exists).
 # Each tool runs BENCH_RUNS times (default 3); the best wall time is shown.
+# BENCH_BIN=PATH times another build of oci2ovl (default: this tree's).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$repo/build/bin/oci2ovl
+bin=${BENCH_BIN:-$repo/build/bin/oci2ovl}
 w=${1:-$(mktemp -d /tmp/oci2ovl-bench.XXXXXX)}
 runs=${BENCH_RUNS:-3}
 L=$w/layout

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,24 @@ struct lfs_sha256 {
 	EVP_MD_CTX *ctx; /* an initialised SHA-256 context */
 };
 
+/*
+ * SHA-256 fetched once: EVP_sha256() is fetched again by every
+ * EVP_DigestInit_ex(), and a tree manifest starts one digest per file
+ */
+static pthread_once_t lfs_sha256_once = PTHREAD_ONCE_INIT;
+static EVP_MD *lfs_sha256_md;
+
+static void lfs_sha256_fetch(void)
+{
+	lfs_sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+static const EVP_MD *lfs_sha256_type(void)
+{
+	pthread_once(&lfs_sha256_once, lfs_sha256_fetch);
+	return lfs_sha256_md ?: EVP_sha256();
+}
+
 struct lfs_sha256 *lfs_sha256_new(void)
 {
 	struct lfs_sha256 *h = calloc(1, sizeof(*h));
@@ -25,7 +44,7 @@ struct lfs_sha256 *lfs_sha256_new(void)
 	if (!h)
 		return NULL;
 	h->ctx = EVP_MD_CTX_new();
-	if (!h->ctx || !EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL)) {
+	if (!h->ctx || lfs_sha256_reset(h)) {
 		lfs_sha256_free(h);
 		errno = ENOMEM;
 		return NULL;
@@ -33,21 +52,46 @@ struct lfs_sha256 *lfs_sha256_new(void)
 	return h;
 }
 
+/* start over: the digest of nothing so far */
+int lfs_sha256_reset(struct lfs_sha256 *h)
+{
+	return EVP_DigestInit_ex(h->ctx, lfs_sha256_type(), NULL) ? 0 : -EIO;
+}
+
 int lfs_sha256_update(struct lfs_sha256 *h, const void *buf, size_t len)
 {
 	return EVP_DigestUpdate(h->ctx, buf, len) ? 0 : -EIO;
+}
+
+/* the 32 bytes of the digest; @h is then reset before another use */
+void lfs_sha256_final_raw(struct lfs_sha256 *h, unsigned char md[32])
+{
+	unsigned int n = 0;
+
+	EVP_DigestFinal_ex(h->ctx, md, &n);
+}
+
+/* @n bytes of @b in lower-case hex, and a NUL, into @out */
+void lfs_hex(const unsigned char *b, size_t n, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hex[b[i] >> 4];
+		out[2 * i + 1] = hex[b[i] & 15];
+	}
+	out[2 * n] = '\0';
 }
 
 /* writes "sha256:<64 hex>" */
 void lfs_sha256_final(struct lfs_sha256 *h, char out[LFS_DIGEST_LEN + 1])
 {
 	unsigned char md[32];
-	unsigned int n = 0, i;
 
-	EVP_DigestFinal_ex(h->ctx, md, &n);
-	strcpy(out, "sha256:");
-	for (i = 0; i < 32; i++)
-		sprintf(out + 7 + 2 * i, "%02x", md[i]);
+	lfs_sha256_final_raw(h, md);
+	memcpy(out, "sha256:", 7);
+	lfs_hex(md, 32, out + 7);
 }
 
 void lfs_sha256_free(struct lfs_sha256 *h)

@@ -6,13 +6,16 @@
  * gzip, which checks every member to its trailer and refuses what follows
  * the last; a libarchive filter with the "raw" format for zstd and plain
  * tar), the inner one, libarchive's, parses tar from what the outer one
- * yields. Every decompressed byte passes through lfs_tar_read() exactly
- * once, which hashes it for the diff_id, counts it against --max-bytes
- * (a decompression bomb is stopped while it streams, nothing is ever held
- * in memory whole) and feeds it to tarframe.c, whose reading of the tar
- * structure every entry must agree with. A zero-length blob is the empty
- * tar stream, an empty layer, whatever its media type (containerd's
- * reading; its diff_id is the digest of nothing).
+ * yields. The outer one runs on a thread of its own (ahead.c), at most
+ * LFS_AHEAD_BUFS buffers ahead. Every decompressed byte passes through
+ * lfs_next_data() exactly once, in order, which hashes it for the
+ * diff_id, counts it against --max-bytes (a decompression bomb is stopped
+ * while it streams, nothing is ever held in memory whole) and feeds it to
+ * tarframe.c, whose reading of the tar structure every entry must agree
+ * with. A regular file's data is hashed as it is written, for the tree
+ * manifest (o->sums, tree.c). A zero-length blob is the empty tar stream,
+ * an empty layer, whatever its media type (containerd's reading; its
+ * diff_id is the digest of nothing).
  *
  * Before an entry touches the disk, its header is checked: owner ids are
  * at most 2^32 - 2 ((uid_t)-1 means "unchanged" to chown()), a
@@ -74,6 +77,12 @@
 #include "uapi/layerfs.h"
 
 #define LFS_BUF_SIZE (1 << 16)
+/*
+ * decompressed data, read ahead on a thread of its own (ahead.c): this
+ * many buffers of this size at most
+ */
+#define LFS_AHEAD_BUFS 4
+#define LFS_AHEAD_SIZE (1 << 17)
 
 /* symlinks followed resolving one path, as the kernel's MAXSYMLINKS */
 #define LFS_MAX_SYMLINKS 40
@@ -124,9 +133,14 @@ struct lfs_xstate {
 	struct archive *outer; /* decompressor (zstd, none) */
 	struct lfs_gzip *gz; /* decompressor (gzip) */
 	bool outer_empty; /* the outer reader found no data at all */
+	struct lfs_ahead *ahead; /* runs the decompressor, on its thread */
+	/* the decompressor's, on its thread: why it stopped (an error) */
+	bool dec_not_gzip;
+	char dec_msg[256];
 	struct archive *inner; /* tar reader */
 	struct lfs_tarframe *frame; /* the tar structure, read on its own */
 	struct lfs_sha256 *diff; /* over the decompressed stream */
+	struct lfs_sha256 *fsum; /* over a file's data, for o->sums */
 	uint64_t expanded; /* decompressed bytes so far */
 	bool over_limit; /* expanded passed max_bytes (for the image: image_over) */
 	bool image_over;
@@ -146,8 +160,7 @@ struct lfs_xstate {
 	uint64_t drops[LFS_DROP_NR]; /* xattrs dropped, by reason */
 	uint64_t aufs_skipped; /* entries of aufs's metadata skipped */
 	struct timespec last_progress;
-	unsigned char inbuf[LFS_BUF_SIZE];
-	unsigned char midbuf[LFS_BUF_SIZE];
+	unsigned char inbuf[LFS_BUF_SIZE]; /* the decompressor's */
 };
 
 static void lfs_progress_show(struct lfs_xstate *x, bool force)
@@ -221,49 +234,66 @@ static int lfs_account(struct lfs_xstate *x, const void *buf, size_t n)
 	return 0;
 }
 
-/* decompressed bytes into x->midbuf: their count, 0 at the end, -1 */
-static la_ssize_t lfs_decompress(struct lfs_xstate *x)
+/*
+ * The decompressor, on the read-ahead's thread (lfs_ahead_new()): the
+ * next decompressed bytes into @buf, their count, 0 at the end, or -1,
+ * why in x->dec_*. It uses the blob, x->gz or x->outer, x->inbuf and the
+ * progress, and nothing else of @ctx.
+ */
+static ssize_t lfs_decompress(void *ctx, void *buf, size_t len)
 {
+	struct lfs_xstate *x = ctx;
 	const char *why = NULL;
-	la_ssize_t r;
+	ssize_t r;
 
 	if (x->gz) {
-		r = lfs_gzip_read(x->gz, x->midbuf, sizeof(x->midbuf),
-				  lfs_blob_fill, x, &why);
+		r = lfs_gzip_read(x->gz, buf, len, lfs_blob_fill, x, &why);
 		if (r >= 0)
 			return r;
-		x->not_gzip = r == -EMEDIUMTYPE;
-		snprintf(x->stream_msg, sizeof(x->stream_msg), "%s",
+		x->dec_not_gzip = r == -EMEDIUMTYPE;
+		snprintf(x->dec_msg, sizeof(x->dec_msg), "%s",
 			 r == -EINVAL ? why : strerror(-r));
 	} else if (x->outer_empty) {
 		return 0;
 	} else {
-		r = archive_read_data(x->outer, x->midbuf, sizeof(x->midbuf));
+		r = archive_read_data(x->outer, buf, len);
 		if (r >= 0)
 			return r;
-		snprintf(x->stream_msg, sizeof(x->stream_msg), "%s",
+		snprintf(x->dec_msg, sizeof(x->dec_msg), "%s",
 			 archive_error_string(x->outer) ?: "read error");
 	}
-	x->stream_failed = true;
 	return -1;
+}
+
+/*
+ * The next decompressed bytes, in order, each once: their count, with
+ * *@buf pointing at them until the next call; 0 at the end; -1 if the
+ * stream failed (x->stream_*) or passed a limit (x->over_limit).
+ */
+static ssize_t lfs_next_data(struct lfs_xstate *x, const void **buf)
+{
+	ssize_t r = lfs_ahead_next(x->ahead, buf);
+
+	if (r < 0) {
+		/* the decompressor stopped: its state is ours to read */
+		x->stream_failed = true;
+		x->not_gzip = x->dec_not_gzip;
+		memcpy(x->stream_msg, x->dec_msg, sizeof(x->stream_msg));
+		return -1;
+	}
+	return r && lfs_account(x, *buf, r) ? -1 : r;
 }
 
 /* inner reader's source: the outer reader's decompressed data */
 static la_ssize_t lfs_tar_read(struct archive *a, void *data, const void **buf)
 {
 	struct lfs_xstate *x = data;
-	la_ssize_t r;
+	ssize_t r = lfs_next_data(x, buf);
 
-	r = lfs_decompress(x);
-	if (r < 0) {
-		archive_set_error(a, EIO, "%s", x->stream_msg);
-		return -1;
-	}
-	if (lfs_account(x, x->midbuf, r)) {
-		archive_set_error(a, EFBIG, "expansion limit");
-		return -1;
-	}
-	*buf = x->midbuf;
+	if (r < 0)
+		archive_set_error(a, x->over_limit ? EFBIG : EIO, "%s",
+				  x->over_limit ? "expansion limit" :
+						  x->stream_msg);
 	return r;
 }
 
@@ -1247,10 +1277,40 @@ static int lfs_apply_meta(struct lfs_xstate *x, struct archive_entry *ae,
 	return 0;
 }
 
-/* copy a regular file's data, sparse holes included */
+/*
+ * Record in o->sums what the regular file in @fd holds: the SHA-256 of
+ * its data, if @hashed (the data was hashed in order, from offset 0,
+ * @len bytes in all) and that is the whole file, else that it is not
+ * known (the manifest's walk then reads it). Every regular file a layer
+ * writes is recorded, so a record of an inode number used before is
+ * replaced.
+ */
+static int lfs_record_sum(struct lfs_xstate *x, const char *raw, int fd,
+			  bool hashed, uint64_t len)
+{
+	unsigned char md[32];
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return lfs_entry_err(x, raw, "stat", -errno);
+	hashed = hashed && (uint64_t)st.st_size == len;
+	if (hashed)
+		lfs_sha256_final_raw(x->fsum, md);
+	if (lfs_filesums_set(x->o->sums, st.st_dev, st.st_ino, st.st_size,
+			     hashed ? md : NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * copy a regular file's data, sparse holes included, hashing it for
+ * o->sums as it goes (while it comes in order, without holes)
+ */
 static int lfs_write_data(struct lfs_xstate *x, struct archive_entry *ae,
 			  const char *raw, int fd)
 {
+	bool hashed = x->o->sums && !lfs_sha256_reset(x->fsum);
+	uint64_t len = 0;
 	const void *buf;
 	size_t size;
 	la_int64_t off;
@@ -1262,6 +1322,11 @@ static int lfs_write_data(struct lfs_xstate *x, struct archive_entry *ae,
 			break;
 		if (r < ARCHIVE_WARN)
 			return lfs_stream_error(x, raw);
+		if (hashed && off >= 0 && (uint64_t)off == len &&
+		    !lfs_sha256_update(x->fsum, buf, size))
+			len += size;
+		else
+			hashed = false;
 		while (size) {
 			ssize_t w = pwrite(fd, buf, size, off);
 
@@ -1277,7 +1342,7 @@ static int lfs_write_data(struct lfs_xstate *x, struct archive_entry *ae,
 	if (archive_entry_size_is_set(ae) &&
 	    ftruncate(fd, archive_entry_size(ae)))
 		return lfs_entry_err(x, raw, "truncate", -errno);
-	return 0;
+	return x->o->sums ? lfs_record_sum(x, raw, fd, hashed, len) : 0;
 }
 
 /*
@@ -1822,6 +1887,11 @@ static int lfs_open_readers(struct lfs_xstate *x)
 				  "blob is %s, not what its media type says",
 				  archive_filter_name(x->outer, 0));
 inner:
+	/* decompression runs ahead, on its own thread */
+	x->ahead = lfs_ahead_new(LFS_AHEAD_BUFS, LFS_AHEAD_SIZE, lfs_decompress,
+				 x, true);
+	if (!x->ahead)
+		return -ENOMEM;
 	archive_read_support_format_tar(x->inner);
 	archive_read_support_format_empty(x->inner);
 	if (archive_read_open(x->inner, x, NULL, lfs_tar_read, NULL))
@@ -1829,15 +1899,22 @@ inner:
 	return 0;
 }
 
-/* read what the tar reader left (end blocks, padding) for the diff_id */
+/*
+ * read what the tar reader left (end blocks, padding) for the diff_id,
+ * and stop the decompressor's thread
+ */
 static int lfs_drain(struct lfs_xstate *x)
 {
-	la_ssize_t r;
+	const void *buf;
+	ssize_t r;
 
-	while ((r = lfs_decompress(x)) > 0)
-		if (lfs_account(x, x->midbuf, r))
-			return lfs_stream_error(x, NULL);
-	return r < 0 ? lfs_stream_error(x, NULL) : 0;
+	while ((r = lfs_next_data(x, &buf)) > 0)
+		;
+	if (r < 0)
+		return lfs_stream_error(x, NULL);
+	lfs_ahead_free(x->ahead);
+	x->ahead = NULL;
+	return 0;
 }
 
 /* the name of a type that has no data, for messages */
@@ -1976,10 +2053,12 @@ int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o)
 	x->blobfd = blobfd;
 	err = -ENOMEM;
 	x->diff = lfs_sha256_new();
+	x->fsum = o->sums ? lfs_sha256_new() : NULL;
 	x->set = lfs_pathset_new();
 	x->frame = lfs_tarframe_new();
 	x->lc_fd = calloc(o->nlower + 1, sizeof(*x->lc_fd));
-	if (!x->diff || !x->set || !x->frame || !x->lc_fd)
+	if (!x->diff || (o->sums && !x->fsum) || !x->set || !x->frame ||
+	    !x->lc_fd)
 		goto out;
 	err = lfs_layer_root(x);
 	if (err)
@@ -2051,6 +2130,8 @@ end_of_stream:
 	lfs_xattr_drops_report(x);
 	lfs_progress_show(x, true);
 out:
+	/* the decompressor's thread stops before what it uses goes */
+	lfs_ahead_free(x->ahead);
 	if (x->pc_node)
 		close(x->pc_fd);
 	lfs_lc_close(x);
@@ -2064,6 +2145,7 @@ out:
 	free(x->dirs);
 	lfs_pathset_free(x->set);
 	lfs_sha256_free(x->diff);
+	lfs_sha256_free(x->fsum);
 	free(x);
 	return err;
 }

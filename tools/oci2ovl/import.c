@@ -59,10 +59,14 @@ static int lfs_import_layer(struct lfs_store *st, int layoutfd,
 	char *tmp = NULL;
 	int blobfd, rootfd, err;
 
+	xo.sums = lfs_filesums_new();
+	if (!xo.sums)
+		return -ENOMEM;
 	blobfd = lfs_layout_open_blob(layoutfd, l->digest);
 	if (blobfd < 0) {
 		lfs_err("layer %s: cannot open blob: %s", l->digest,
 			strerror(-blobfd));
+		lfs_filesums_free(xo.sums);
 		return blobfd;
 	}
 	err = lfs_verify_blob_fd(blobfd, l->digest, l->digest, l->size);
@@ -84,7 +88,7 @@ static int lfs_import_layer(struct lfs_store *st, int layoutfd,
 	if (!err) {
 		snprintf(l->key, sizeof(l->key), "%s",
 			 depends ? chain : l->diff_id);
-		err = lfs_store_commit_layer(st, tmp, l->key);
+		err = lfs_store_commit_layer(st, tmp, l->key, xo.sums);
 	}
 	if (!err)
 		goto out_free;
@@ -94,6 +98,7 @@ out_free:
 	free(tmp);
 out_blob:
 	close(blobfd);
+	lfs_filesums_free(xo.sums);
 	return err;
 }
 

@@ -130,6 +130,9 @@ struct lfs_sha256;
 struct lfs_sha256 *lfs_sha256_new(void);
 int lfs_sha256_update(struct lfs_sha256 *h, const void *buf, size_t len);
 void lfs_sha256_final(struct lfs_sha256 *h, char out[LFS_DIGEST_LEN + 1]);
+int lfs_sha256_reset(struct lfs_sha256 *h);
+void lfs_sha256_final_raw(struct lfs_sha256 *h, unsigned char md[32]);
+void lfs_hex(const unsigned char *b, size_t n, char *out);
 void lfs_sha256_free(struct lfs_sha256 *h);
 bool lfs_digest_valid(const char *digest);
 int lfs_digest_buf(const void *buf, size_t len, char out[LFS_DIGEST_LEN + 1]);
@@ -213,6 +216,14 @@ ssize_t lfs_gzip_read(struct lfs_gzip *z, void *out, size_t len,
 		      ssize_t (*fill)(void *ctx, const void **buf), void *ctx,
 		      const char **why);
 
+/* ahead.c: a producer filling buffers ahead of its consumer, on a thread */
+typedef ssize_t (*lfs_ahead_fill_fn)(void *ctx, void *buf, size_t len);
+struct lfs_ahead;
+struct lfs_ahead *lfs_ahead_new(size_t nbufs, size_t size,
+				lfs_ahead_fill_fn fill, void *ctx, bool thread);
+ssize_t lfs_ahead_next(struct lfs_ahead *a, const void **buf);
+void lfs_ahead_free(struct lfs_ahead *a);
+
 /* tarframe.c: the block structure of a tar stream, read on its own */
 struct lfs_tar_frame {
 	uint64_t start; /* offset of its first header (extensions included) */
@@ -256,6 +267,8 @@ struct lfs_extract_opts {
 	size_t nlower;
 	/* out: the result depends on the layers below (NULL: not asked) */
 	bool *depends_below;
+	/* out: the digests of the regular files written (NULL: not asked) */
+	struct lfs_filesums *sums;
 };
 
 int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o);
@@ -295,7 +308,8 @@ int lfs_store_layer_dir(const struct lfs_store *st, const char *diff_id,
 			char **out);
 bool lfs_store_has_layer(const struct lfs_store *st, const char *diff_id);
 int lfs_store_commit_layer(struct lfs_store *st, const char *tmpname,
-			   const char *diff_id);
+			   const char *diff_id,
+			   const struct lfs_filesums *sums);
 int lfs_store_mktemp(struct lfs_store *st, const char *prefix, char **name);
 int lfs_store_check_name(struct lfs_store *st, const char *name,
 			 const struct lfs_image *img, bool replace);
@@ -310,8 +324,15 @@ int lfs_store_rm_image(struct lfs_store *st, const char *name, bool force);
 int lfs_store_gc(struct lfs_store *st, bool dry_run, unsigned int *removed);
 
 /* tree.c */
+struct lfs_filesums;
+struct lfs_filesums *lfs_filesums_new(void);
+void lfs_filesums_free(struct lfs_filesums *s);
+int lfs_filesums_set(struct lfs_filesums *s, dev_t dev, ino_t ino,
+		     uint64_t size, const unsigned char *md);
+bool lfs_filesums_get(const struct lfs_filesums *s, const struct stat *st,
+		      char hex[LFS_SHA256_HEX + 1]);
 int lfs_tree_write(struct lfs_store *st, const char *tmpname,
-		   const char *diff_id);
+		   const char *diff_id, const struct lfs_filesums *sums);
 int lfs_tree_publish(struct lfs_store *st, const char *tmpname,
 		     const char *diff_id);
 int lfs_tree_repair(struct lfs_store *st);

@@ -452,18 +452,19 @@ int lfs_store_mktemp(struct lfs_store *st, const char *prefix, char **name)
  * Writes its tree manifest beside it in tmp/ first, then renames the
  * layer, syncs layers/ (test point "layer-renamed": in place, not yet
  * synced) and moves the manifest to trees/. A copy already there wins and
- * ours is removed, with its manifest. The caller synced the layer's files
- * (syncfs) unless --no-sync, and removes @tmpname if this fails.
+ * ours is removed, with its manifest. @sums: the file digests the
+ * extraction of @tmpname recorded, or NULL. The caller synced the layer's
+ * files (syncfs) unless --no-sync, and removes @tmpname if this fails.
  */
 int lfs_store_commit_layer(struct lfs_store *st, const char *tmpname,
-			   const char *diff_id)
+			   const char *diff_id, const struct lfs_filesums *sums)
 {
 	char rel[16 + LFS_SHA256_HEX], tree[PATH_MAX];
 	int err;
 
 	snprintf(rel, sizeof(rel), "layers/%s", diff_id + 7);
 	snprintf(tree, sizeof(tree), "%s.tree", tmpname);
-	err = lfs_tree_write(st, tmpname, diff_id);
+	err = lfs_tree_write(st, tmpname, diff_id, sums);
 	if (err) {
 		lfs_err("layer %s: cannot write its tree manifest: %s", diff_id,
 			strerror(-err));

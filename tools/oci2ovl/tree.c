@@ -125,19 +125,170 @@ static int lfs_str_esc(struct lfs_str *s, const char *b, size_t n)
 
 static int lfs_str_hex(struct lfs_str *s, const unsigned char *b, size_t n)
 {
-	size_t i;
-
 	if (lfs_str_grow(s, 2 * n))
 		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		s->len += sprintf(s->p + s->len, "%02x", b[i]);
+	lfs_hex(b, n, s->p + s->len);
+	s->len += 2 * n;
 	return 0;
+}
+
+/*
+ * The digests of the regular files an extraction wrote (extract.c),
+ * computed from the data as it was written, so that the manifest of the
+ * new layer need not read every file again. Keyed by inode: a hard link
+ * shares its file's, and an extraction records every regular file it
+ * creates, so an inode number used again within the layer (after an
+ * unlink) gets the new file's record. A record counts only for a file of
+ * the same device, inode and size, and only for the layer directory its
+ * extraction wrote; any other file of the walk is read and hashed.
+ *
+ * 48 bytes a file, in chunks (no copy as it grows), and a 32-bit index
+ * at most half full: a layer of a million files costs 56 MiB at most.
+ */
+struct lfs_filesum {
+	uint64_t ino;
+	uint64_t size; /* LFS_SUM_UNKNOWN: no digest, the walk reads it */
+	unsigned char md[32];
+};
+
+#define LFS_SUM_UNKNOWN (1ull << 63)
+#define LFS_SUMS_CHUNK 4096
+
+struct lfs_filesums {
+	struct lfs_filesum **chunks; /* LFS_SUMS_CHUNK records each */
+	size_t n, nchunks;
+	uint32_t *slot; /* 0: free, else record number + 1 */
+	size_t cap; /* slots: a power of two, at least twice n */
+	uint64_t dev; /* of every record */
+	bool mixed; /* records of two devices: none counts */
+};
+
+struct lfs_filesums *lfs_filesums_new(void)
+{
+	return calloc(1, sizeof(struct lfs_filesums));
+}
+
+void lfs_filesums_free(struct lfs_filesums *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nchunks; i++)
+		free(s->chunks[i]);
+	free(s->chunks);
+	free(s->slot);
+	free(s);
+}
+
+static struct lfs_filesum *lfs_filesum_rec(const struct lfs_filesums *s,
+					   uint32_t i)
+{
+	return &s->chunks[i / LFS_SUMS_CHUNK][i % LFS_SUMS_CHUNK];
+}
+
+/* the slot of @ino: its record's, or the free one where it would go */
+static size_t lfs_filesum_slot(const struct lfs_filesums *s, uint64_t ino)
+{
+	uint64_t h = ino * 0x9e3779b97f4a7c15ull;
+	size_t i = (h ^ h >> 29) & (s->cap - 1);
+
+	while (s->slot[i] && lfs_filesum_rec(s, s->slot[i] - 1)->ino != ino)
+		i = (i + 1) & (s->cap - 1);
+	return i;
+}
+
+/* room for one more record: a chunk, and an index at most half full */
+static int lfs_filesums_grow(struct lfs_filesums *s)
+{
+	struct lfs_filesum **nc;
+	uint32_t *ns, *old = s->slot;
+	size_t cap = s->cap, i;
+	uint64_t ino;
+
+	if (s->n == UINT32_MAX - 1)
+		return -ENOMEM;
+	if (s->n == s->nchunks * LFS_SUMS_CHUNK) {
+		nc = realloc(s->chunks, (s->nchunks + 1) * sizeof(*nc));
+		if (!nc)
+			return -ENOMEM;
+		s->chunks = nc;
+		nc[s->nchunks] = malloc(LFS_SUMS_CHUNK * sizeof(**nc));
+		if (!nc[s->nchunks])
+			return -ENOMEM;
+		s->nchunks++;
+	}
+	if (2 * (s->n + 1) <= s->cap)
+		return 0;
+	ns = calloc(cap ? 2 * cap : 1024, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	s->slot = ns;
+	s->cap = cap ? 2 * cap : 1024;
+	for (i = 0; i < cap; i++) {
+		if (!old[i])
+			continue;
+		ino = lfs_filesum_rec(s, old[i] - 1)->ino;
+		s->slot[lfs_filesum_slot(s, ino)] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/**
+ * lfs_filesums_set() - record what the regular file at @dev:@ino holds
+ * @size: its size, the bytes @md is the SHA-256 of
+ * @md: the digest, or NULL: not known (the walk reads the file)
+ *
+ * Replaces the inode's earlier record. Return: 0 or -ENOMEM.
+ */
+int lfs_filesums_set(struct lfs_filesums *s, dev_t dev, ino_t ino,
+		     uint64_t size, const unsigned char *md)
+{
+	struct lfs_filesum *e;
+	size_t i;
+
+	if (!s->n && !s->cap)
+		s->dev = dev;
+	if (s->dev != (uint64_t)dev)
+		s->mixed = true;
+	if (lfs_filesums_grow(s))
+		return -ENOMEM;
+	i = lfs_filesum_slot(s, ino);
+	if (!s->slot[i])
+		s->slot[i] = ++s->n;
+	e = lfs_filesum_rec(s, s->slot[i] - 1);
+	e->ino = ino;
+	e->size = md && size < LFS_SUM_UNKNOWN ? size : LFS_SUM_UNKNOWN;
+	if (md)
+		memcpy(e->md, md, sizeof(e->md));
+	return 0;
+}
+
+/* the recorded digest of the file @st describes, into @hex; or false */
+bool lfs_filesums_get(const struct lfs_filesums *s, const struct stat *st,
+		      char hex[LFS_SHA256_HEX + 1])
+{
+	const struct lfs_filesum *e;
+	size_t i;
+
+	if (!s || !s->n || s->mixed || s->dev != (uint64_t)st->st_dev)
+		return false;
+	i = lfs_filesum_slot(s, st->st_ino);
+	if (!s->slot[i])
+		return false;
+	e = lfs_filesum_rec(s, s->slot[i] - 1);
+	if (e->size == LFS_SUM_UNKNOWN || e->size != (uint64_t)st->st_size)
+		return false;
+	lfs_hex(e->md, sizeof(e->md), hex);
+	return true;
 }
 
 /* one walk of a layer directory; each entry's line goes to @emit */
 struct lfs_walk {
 	int (*emit)(struct lfs_walk *w, const char *line, size_t pathlen);
 	void *ctx; /* the emitter's */
+	const struct lfs_filesums *sums; /* NULL: every file is read */
 	json_t *inodes; /* "dev:ino" -> the escaped path first seen */
 	struct lfs_str line; /* the entry being described */
 	char path[PATH_MAX + NAME_MAX + 2]; /* its raw path */
@@ -149,10 +300,11 @@ static int lfs_name_sort(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* the SHA-256 of the regular file open in @fd, "sha256:HEX" into @out */
+/* the SHA-256 of the regular file open in @fd, its hex into @out */
 static int lfs_walk_hash(struct lfs_walk *w, int fd,
-			 char out[LFS_DIGEST_LEN + 1])
+			 char out[LFS_SHA256_HEX + 1])
 {
+	unsigned char md[32];
 	struct lfs_sha256 *h;
 	int err = 0;
 	ssize_t r;
@@ -169,8 +321,10 @@ static int lfs_walk_hash(struct lfs_walk *w, int fd,
 		}
 		lfs_sha256_update(h, w->buf, r);
 	}
-	if (!err)
-		lfs_sha256_final(h, out);
+	if (!err) {
+		lfs_sha256_final_raw(h, md);
+		lfs_hex(md, sizeof(md), out);
+	}
 	lfs_sha256_free(h);
 	return err;
 }
@@ -310,7 +464,7 @@ static int lfs_walk_open(int dirfd, const char *name, const struct stat *st)
 static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 			  size_t plen)
 {
-	char digest[LFS_DIGEST_LEN + 1], key[48];
+	char digest[LFS_SHA256_HEX + 1], key[48];
 	int err, fd = -1;
 	struct stat st;
 	size_t pathlen;
@@ -356,13 +510,14 @@ static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 				json_object_set_new(
 					w->inodes, key,
 					json_stringn(w->line.p, pathlen));
-			err = lfs_walk_hash(w, fd, digest);
+			if (!lfs_filesums_get(w->sums, &st, digest))
+				err = lfs_walk_hash(w, fd, digest);
 			if (!err)
 				err = lfs_str_printf(&w->line,
 						     " size=%lld sha256=",
 						     (long long)st.st_size);
 			if (!err)
-				err = lfs_str_add(&w->line, digest + 7,
+				err = lfs_str_add(&w->line, digest,
 						  LFS_SHA256_HEX);
 		}
 	} else if (S_ISLNK(st.st_mode)) {
@@ -453,11 +608,14 @@ static int lfs_walk_dir(struct lfs_walk *w, int dirfd, size_t plen)
 	return err;
 }
 
-/* walk the layer in @rootfd, handing each line to @emit */
+/*
+ * walk the layer in @rootfd, handing each line to @emit; @sums: the
+ * digests its extraction recorded, or NULL
+ */
 static int lfs_walk(int rootfd,
 		    int (*emit)(struct lfs_walk *w, const char *line,
 				size_t pathlen),
-		    void *ctx)
+		    void *ctx, const struct lfs_filesums *sums)
 {
 	struct lfs_walk *w;
 	int err;
@@ -467,6 +625,7 @@ static int lfs_walk(int rootfd,
 		return -ENOMEM;
 	w->emit = emit;
 	w->ctx = ctx;
+	w->sums = sums;
 	w->inodes = json_object();
 	err = w->inodes ? lfs_walk_entry(w, rootfd, "", 0) : -ENOMEM;
 	json_decref(w->inodes);
@@ -484,9 +643,10 @@ static int lfs_emit_file(struct lfs_walk *w, const char *line, size_t pathlen)
 /*
  * lfs_tree_write() - write the manifest of the layer directory @tmpname
  * (store-relative, in tmp/) to @tmpname.tree, synced
+ * @sums: the file digests of the extraction that wrote @tmpname, or NULL
  */
 int lfs_tree_write(struct lfs_store *st, const char *tmpname,
-		   const char *diff_id)
+		   const char *diff_id, const struct lfs_filesums *sums)
 {
 	char rel[PATH_MAX];
 	struct stat stb;
@@ -519,7 +679,7 @@ int lfs_tree_write(struct lfs_store *st, const char *tmpname,
 		    (unsigned long long)stb.st_ino) < 0)
 		err = -EIO;
 	if (!err)
-		err = lfs_walk(rootfd, lfs_emit_file, f);
+		err = lfs_walk(rootfd, lfs_emit_file, f, sums);
 	if (fflush(f) && !err)
 		err = -errno;
 	if (!err && st->sync && fsync(fileno(f)))
@@ -864,7 +1024,7 @@ int lfs_tree_verify(struct lfs_store *st, const char *diff_id,
 	v.seen = calloc(v.nlines + 1, sizeof(*v.seen));
 	if (!v.seen)
 		goto out;
-	err = lfs_walk(rootfd, lfs_emit_verify, &v);
+	err = lfs_walk(rootfd, lfs_emit_verify, &v, NULL);
 	if (err) {
 		lfs_err("layer %s: %s", diff_id, strerror(-err));
 		goto out;

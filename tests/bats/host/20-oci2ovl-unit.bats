@@ -46,3 +46,7 @@ lfs_suite() {
 @test "unit: the tar structure read on its own agrees with libarchive's" {
 	lfs_suite test_tarframe
 }
+
+@test "unit: the read-ahead gives its buffers in order, then its end or error, and stops its thread" {
+	lfs_suite test_ahead
+}

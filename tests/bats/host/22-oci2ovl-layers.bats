@@ -49,6 +49,15 @@ lfs_import_warns() {
 	[ "$got" = "$want" ] || { diff <(echo "$want") <(echo "$got"); return 1; }
 }
 
+# lfs_empty_store: a refused import left no layer, record or tmp/ entry
+lfs_empty_store() {
+	local d l
+	for d in images layers tmp; do
+		l=$(ls -A "$S/$d") || return 1
+		[ -z "$l" ] || { echo "$S/$d holds: $l"; return 1; }
+	done
+}
+
 # lfs_timed ARGS...: run oci2ovl under /usr/bin/time; sets status and
 # output, and SECS and KB (wall time, maximum resident set)
 lfs_timed() {
@@ -153,4 +162,56 @@ lfs_timed() {
 	[ "$status" = 0 ]
 	[ "${lines[0]}" = "${lines[1]}" ]
 	[[ ${lines[0]} =~ ^2\ [0-9]+\ 755\ 7\ 7$ ]]
+}
+
+@test "a large gzip layer is inflated on a thread of its own; its bad CRC-32, bytes after it, or --max-bytes end the import cleanly" {
+	python3 - "$REPO/tools/oci2ovl/tests" "$D" <<'PY'
+import random, sys, tarfile
+sys.path.insert(0, sys.argv[1])
+import lfs_tree as T
+from corpus_layers import build, gz
+rnd = random.Random(23)
+# 12 MiB of tar: the decompressor runs ahead by all its buffers
+raw = T.tar([T.ti("d/", tarfile.DIRTYPE, mode=0o755)] +
+            [T.ti("d/r%d" % i, data=rnd.randbytes(1 << 20)) for i in range(4)] +
+            [T.ti("d/z", data=b"z" * (8 << 20))])
+ok = gz(raw)
+crc = bytearray(ok[0])
+crc[-8] ^= 1  # the trailer's CRC-32
+build(sys.argv[2], "ok", [ok])
+open(sys.argv[2] + "/ok.blob", "w").write(T.hashlib.sha256(ok[0]).hexdigest())
+build(sys.argv[2], "crc", [(bytes(crc), ok[1], ok[2])])
+build(sys.argv[2], "tail", [(ok[0] + b"tail", ok[1], ok[2])])
+PY
+	# the blob is read by two threads: the main one verifies its digest
+	# and writes the files, the other inflates it
+	run strace -f -y -qq -e trace=read,pwrite64 -o "$BATS_TEST_TMPDIR/trace" \
+		"$B" --store "$S" import "$D/ok:ok" --no-sync
+	echo "$output"
+	[ "$status" = 0 ]
+	blob=$(cat "$D/ok.blob")
+	readers=$(grep "read([0-9]*<[^>]*/blobs/sha256/$blob>" "$BATS_TEST_TMPDIR/trace" | cut -d' ' -f1 | sort -u)
+	writers=$(grep "pwrite64([0-9]*<[^>]*/tmp/" "$BATS_TEST_TMPDIR/trace" | cut -d' ' -f1 | sort -u)
+	echo "readers: $readers; writers: $writers"
+	[ "$(wc -w <<<"$readers")" = 2 ]
+	[ "$(wc -w <<<"$writers")" = 1 ]
+	grep -qx "$writers" <<<"$readers"
+	run "$B" --store "$S" verify ok
+	[ "$status" = 0 ]
+
+	# refused by either build (the ASan/UBSan one cleanly), leaving nothing
+	for bin in "$B" "$B-asan"; do
+		for c in "crc|64G|bad compressed stream: incorrect data check" \
+			"tail|64G|bad compressed stream: data after the end of the gzip stream" \
+			"ok|2M|layer expands beyond 2097152 bytes (--max-bytes)"; do
+			IFS='|' read -r img max msg <<<"$c"
+			rm -rf "$S"
+			run "$bin" --store "$S" import "$D/$img:$img" --no-sync --max-bytes "$max"
+			echo "$output"
+			[ "$status" = 3 ]
+			[[ $output == *"$msg"* ]]
+			! grep -q 'runtime error\|Sanitizer' <<<"$output" || return 1
+			lfs_empty_store
+		done
+	done
 }

@@ -316,6 +316,169 @@ static void test_overlay_xattrs_in_a_layer_are_dropped(void **state)
 	assert_int_equal(lgetxattr(p, "user.keep", buf, sizeof(buf)), 1);
 }
 
+/* the SHA-256 of the file at @path of the layer, read back, in hex */
+static void lfs_file_hex(struct lfs_fixture *f, const char *path,
+			 char out[LFS_SHA256_HEX + 1])
+{
+	char d[LFS_DIGEST_LEN + 1], buf[4096];
+	struct lfs_sha256 *h = lfs_sha256_new();
+	int fd = openat(f->rootfd, path, O_RDONLY);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		lfs_sha256_update(h, buf, n);
+	close(fd);
+	lfs_sha256_final(h, d);
+	lfs_sha256_free(h);
+	strcpy(out, d + 7);
+}
+
+/* @path's recorded digest, which must be the one of its data read back */
+static void lfs_assert_sum(struct lfs_fixture *f, const char *path)
+{
+	char got[LFS_SHA256_HEX + 1], want[LFS_SHA256_HEX + 1];
+	struct stat stb;
+
+	assert_int_equal(fstatat(f->rootfd, path, &stb, AT_SYMLINK_NOFOLLOW),
+			 0);
+	assert_true(lfs_filesums_get(f->o.sums, &stb, got));
+	lfs_file_hex(f, path, want);
+	assert_string_equal(got, want);
+}
+
+static void test_file_digests_are_recorded_as_the_data_is_written(void **state)
+{
+	struct lfs_fixture *f = *state;
+	char big[200001], hex[LFS_SHA256_HEX + 1];
+	struct stat stb;
+	size_t i;
+
+	for (i = 0; i < sizeof(big) - 1; i++)
+		big[i] = 'a' + i % 23;
+	big[sizeof(big) - 1] = '\0';
+	f->o.lim.max_bytes = 1 << 22;
+	f->o.sums = lfs_filesums_new();
+	assert_non_null(f->o.sums);
+	lfs_tar_add(&f->t, "abc", AE_IFREG, 0644, "abc", NULL, NULL);
+	lfs_tar_add(&f->t, "empty", AE_IFREG, 0600, NULL, NULL, NULL);
+	lfs_tar_add(&f->t, "d/big", AE_IFREG, 0644, big, NULL, NULL);
+	lfs_tar_add(&f->t, "d/hard", AE_IFREG, 0644, NULL, NULL, "abc");
+	lfs_tar_add(&f->t, "d/sym", AE_IFLNK, 0777, NULL, "abc", NULL);
+	assert_int_equal(lfs_run(f), 0);
+
+	lfs_assert_sum(f, "abc");
+	assert_true(lfs_filesums_get(f->o.sums, &(struct stat){ 0 }, hex) ==
+		    false);
+	assert_int_equal(fstatat(f->rootfd, "abc", &stb, 0), 0);
+	lfs_filesums_get(f->o.sums, &stb, hex);
+	assert_string_equal(
+		hex,
+		"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	lfs_assert_sum(f, "empty");
+	lfs_assert_sum(f, "d/big");
+	lfs_assert_sum(f, "d/hard");
+	/* a record is for that size only */
+	stb.st_size++;
+	assert_false(lfs_filesums_get(f->o.sums, &stb, hex));
+	/* nor for what is not a file the extraction wrote */
+	assert_int_equal(fstatat(f->rootfd, "d", &stb, 0), 0);
+	assert_false(lfs_filesums_get(f->o.sums, &stb, hex));
+	lfs_filesums_free(f->o.sums);
+}
+
+/* a file with a hole: its data comes in two pieces, not in one run */
+static void test_a_sparse_file_is_left_to_the_walk(void **state)
+{
+	struct lfs_fixture *f = *state;
+	struct archive_entry *e = archive_entry_new();
+	char data[8192], hex[LFS_SHA256_HEX + 1];
+	struct stat stb;
+	ssize_t n;
+
+	memset(data, 'x', sizeof(data));
+	f->o.sums = lfs_filesums_new();
+	archive_entry_set_pathname(e, "sparse");
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, 3 * 4096);
+	archive_entry_sparse_add_entry(e, 0, 4096);
+	archive_entry_sparse_add_entry(e, 2 * 4096, 4096);
+	assert_int_equal(archive_write_header(f->t.a, e), ARCHIVE_OK);
+	archive_entry_free(e);
+	n = archive_write_data(f->t.a, data, 4096);
+	assert_int_equal(n, 4096);
+	memset(data, 0, 4096);
+	assert_true(archive_write_data(f->t.a, data, 4096) >= 0);
+	memset(data, 'y', 4096);
+	assert_true(archive_write_data(f->t.a, data, 4096) >= 0);
+	lfs_tar_add(&f->t, "after", AE_IFREG, 0644, "after", NULL, NULL);
+	assert_int_equal(lfs_run(f), 0);
+
+	assert_int_equal(fstatat(f->rootfd, "sparse", &stb, 0), 0);
+	assert_int_equal(stb.st_size, 3 * 4096);
+	assert_false(lfs_filesums_get(f->o.sums, &stb, hex));
+	lfs_assert_sum(f, "after");
+	lfs_filesums_free(f->o.sums);
+}
+
+/* the table itself: many records, replaced ones, unknown ones, devices */
+static void test_file_digest_records_are_kept_by_inode(void **state)
+{
+	struct lfs_filesums *s = lfs_filesums_new();
+	unsigned char md[32];
+	char hex[LFS_SHA256_HEX + 1], want[LFS_SHA256_HEX + 1];
+	struct stat st = { .st_dev = 7 };
+	uint64_t i;
+
+	(void)state;
+	assert_non_null(s);
+	assert_false(lfs_filesums_get(s, &st, hex));
+	/* 20000 inodes, spread and clustered, past chunks and index growth */
+	for (i = 0; i < 20000; i++) {
+		memset(md, 0, sizeof(md));
+		memcpy(md, &i, sizeof(i));
+		assert_int_equal(lfs_filesums_set(s, 7, i % 2 ? i << 20 : i,
+						  i * 3, md),
+				 0);
+	}
+	/* a number used again: the new file's record; one not known */
+	md[0] = 0xee;
+	assert_int_equal(lfs_filesums_set(s, 7, 42, 5, md), 0);
+	assert_int_equal(lfs_filesums_set(s, 7, 44, 132, NULL), 0);
+	for (i = 0; i < 20000; i++) {
+		st.st_ino = i % 2 ? i << 20 : i;
+		st.st_size = i * 3;
+		if (i == 42 || i == 44) {
+			assert_false(lfs_filesums_get(s, &st, hex));
+			continue;
+		}
+		assert_true(lfs_filesums_get(s, &st, hex));
+		memset(md, 0, sizeof(md));
+		memcpy(md, &i, sizeof(i));
+		lfs_hex(md, sizeof(md), want);
+		assert_string_equal(hex, want);
+		/* another size, another device: no */
+		st.st_size++;
+		assert_false(lfs_filesums_get(s, &st, hex));
+		st.st_size--;
+		st.st_dev = 8;
+		assert_false(lfs_filesums_get(s, &st, hex));
+		st.st_dev = 7;
+	}
+	st.st_ino = 42;
+	st.st_size = 5;
+	assert_true(lfs_filesums_get(s, &st, hex));
+	assert_memory_equal(hex, "ee", 2);
+	st.st_ino = 20001;
+	assert_false(lfs_filesums_get(s, &st, hex));
+	/* a record of another device: none counts any more */
+	assert_int_equal(lfs_filesums_set(s, 8, 1, 1, md), 0);
+	st.st_ino = 42;
+	assert_false(lfs_filesums_get(s, &st, hex));
+	lfs_filesums_free(s);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, lfs_setup, lfs_teardown)
@@ -335,6 +498,9 @@ int main(void)
 		T(test_path_limit_is_enforced),
 		T(test_diff_id_is_checked),
 		T(test_overlay_xattrs_in_a_layer_are_dropped),
+		T(test_file_digests_are_recorded_as_the_data_is_written),
+		T(test_a_sparse_file_is_left_to_the_walk),
+		cmocka_unit_test(test_file_digest_records_are_kept_by_inode),
 	};
 
 	return cmocka_run_group_tests_name("extract", tests, NULL, NULL);

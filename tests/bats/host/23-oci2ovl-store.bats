@@ -573,7 +573,7 @@ PY
 	echo "$output"
 	[ "$status" = 0 ]
 	# the new layer's files read back (for the manifest): the sparse ones
-	got=$(sed -n "s|^[0-9]* read([0-9]*<$S/tmp/[^/>]*/\([^>]*\)>.*|\1|p" "$BATS_TEST_TMPDIR/trace" | sort -u)
+	got=$(sed -n "s|^[0-9]* *read([0-9]*<$S/tmp/[^/>]*/\([^>]*\)>.*|\1|p" "$BATS_TEST_TMPDIR/trace" | sort -u)
 	echo "read back: $got"
 	[ "$got" = "$(printf 'hole-end\nholes')" ]
 	# and the manifest is what verify's walk, reading every file, finds

@@ -356,6 +356,18 @@ static int lfs_cu_copy_attrs(struct lfs_cu *cu)
 	return err;
 }
 
+/*
+ * Lock index/ and look up the entry of the object being copied up, whose
+ * name goes into @name (LFS_INDEX_NAMELEN).  The caller unlocks index/.
+ */
+static struct dentry *lfs_cu_index_entry(struct lfs_cu *cu, char *name)
+{
+	lfs_index_name(d_inode(cu->dentry)->i_ino, name);
+	inode_lock_nested(d_inode(cu->sbi->index), I_MUTEX_PARENT);
+	return lookup_one(mnt_user_ns(cu->sbi->upper->mnt), name,
+			  cu->sbi->index, strlen(name));
+}
+
 /* Link the copy into index/, replacing a stale entry of the same name. */
 static int lfs_cu_link_index(struct lfs_cu *cu)
 {
@@ -365,9 +377,7 @@ static int lfs_cu_link_index(struct lfs_cu *cu)
 	struct dentry *d;
 	int err;
 
-	lfs_index_name(d_inode(cu->dentry)->i_ino, name);
-	inode_lock_nested(dir, I_MUTEX_PARENT);
-	d = lookup_one(userns, name, cu->sbi->index, strlen(name));
+	d = lfs_cu_index_entry(cu, name);
 	err = PTR_ERR_OR_ZERO(d);
 	if (err)
 		goto out_unlock;
@@ -397,17 +407,15 @@ out_unlock:
  */
 static void lfs_cu_unlink_index(struct lfs_cu *cu)
 {
-	struct user_namespace *userns = mnt_user_ns(cu->sbi->upper->mnt);
 	struct inode *dir = d_inode(cu->sbi->index);
 	char name[LFS_INDEX_NAMELEN];
 	struct dentry *d;
 
-	lfs_index_name(d_inode(cu->dentry)->i_ino, name);
-	inode_lock_nested(dir, I_MUTEX_PARENT);
-	d = lookup_one(userns, name, cu->sbi->index, strlen(name));
+	d = lfs_cu_index_entry(cu, name);
 	if (!IS_ERR(d)) {
 		if (d_inode(d) == d_inode(cu->temp))
-			vfs_unlink(userns, dir, d, NULL);
+			vfs_unlink(mnt_user_ns(cu->sbi->upper->mnt), dir, d,
+				   NULL);
 		dput(d);
 	}
 	inode_unlock(dir);

@@ -279,9 +279,11 @@ struct lfs_ikey {
 	u64 ino;			/* st_ino */
 	struct inode *lower;		/* its lower inode, when known */
 	struct dentry *upper;		/* its upper object, when known */
-	bool indexed;			/* the upper object is in the index */
+	bool indexed;			/* the upper object is the index's copy */
 	unsigned int lower_links;	/* then: see LFS_XATTR_LOWER_LINKS */
 	unsigned int prot;		/* i_flags from LFS_XATTR_PROTATTR */
+	u64 real_ino;			/* an upper copy: its origin's own */
+	u32 generation;			/* ino and generation */
 };
 
 static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
@@ -291,8 +293,10 @@ static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
 	struct inode *real;
 
 	if (e->nr) {
-		li->lower = d_inode(e->real[0].dentry);
-		ihold(li->lower);
+		if (!li->lower) {
+			li->lower = d_inode(e->real[0].dentry);
+			ihold(li->lower);
+		}
 		li->layer = e->real[0].layer;
 	}
 	if (key->upper && !li->upper)
@@ -328,10 +332,34 @@ static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
 	lfs_lockdep_annotate(inode);
 }
 
+/*
+ * Whether a cached inode keyed by st_ino is the object @key describes.
+ * Numbers kept as they were may collide, and an upper layer may hold
+ * several copies of one lower object that are not one object (a hard
+ * link broken by a copy made without the index, or an index entry lost):
+ * an inode stands for one upper object and one lower object, and is
+ * shared only where both agree.
+ */
+static bool lfs_inode_same_object(const struct lfs_inode *li,
+				  const struct dentry *upper,
+				  const struct lfs_ikey *key)
+{
+	if (key->upper && upper)
+		return d_inode(key->upper) == d_inode(upper);
+	if (key->lower)
+		return key->lower == li->lower;
+	/* an upper copy meets its lower object: only the index's copy joins */
+	return key->indexed && li->lower &&
+	       li->lower->i_ino == key->real_ino &&
+	       li->lower->i_generation == key->generation;
+}
+
+/* Called under inode_hash_lock, also for an inode lfs_inode_init() fills */
 static int lfs_inode_test(struct inode *inode, void *data)
 {
 	const struct lfs_ikey *key = data;
 	struct lfs_inode *li = LFS_I(inode);
+	struct dentry *upper = lfs_i_upper(inode);
 
 	/*
 	 * Numbers may collide (an origin from another stack, numbers kept
@@ -343,10 +371,8 @@ static int lfs_inode_test(struct inode *inode, void *data)
 	if (test_bit(LFS_I_BY_INO, &li->flags) != key->by_ino)
 		return 0;
 	if (!key->by_ino)
-		return li->upper && d_inode(li->upper) == d_inode(key->upper);
-	/* numbers that had to be kept as they were may collide: tell apart */
-	return inode->i_ino == key->ino &&
-	       (!key->lower || !li->lower || key->lower == li->lower);
+		return upper && d_inode(upper) == d_inode(key->upper);
+	return inode->i_ino == key->ino && lfs_inode_same_object(li, upper, key);
 }
 
 static int lfs_inode_set(struct inode *inode, void *data)
@@ -354,14 +380,35 @@ static int lfs_inode_set(struct inode *inode, void *data)
 	const struct lfs_ikey *key = data;
 	struct lfs_inode *li = LFS_I(inode);
 
-	/* what lfs_inode_test() reads; lfs_inode_init() does the rest */
+	/*
+	 * What lfs_inode_test() reads, before the inode is hashed;
+	 * lfs_inode_init() does the rest.
+	 */
 	inode->i_mode = key->type;
 	inode->i_ino = key->ino;
 	if (key->by_ino)
 		set_bit(LFS_I_BY_INO, &li->flags);
-	else
+	if (key->lower) {
+		li->lower = key->lower;
+		ihold(li->lower);
+	}
+	if (key->upper)
 		li->upper = dget(key->upper);
 	return 0;
+}
+
+/*
+ * An upper copy whose origin says it is in the index counts as the
+ * index's copy only if the index's entry is that object: an entry lost,
+ * or a copy of the same lower object made beside it, leaves a copy of
+ * its own.  Caller runs as the mounter.
+ */
+static bool lfs_origin_indexed(struct lfs_sb *sbi,
+			       const struct lfs_origin *origin,
+			       struct dentry *upper)
+{
+	return (origin->flags & LFS_ORIGIN_INDEXED) &&
+	       lfs_index_holds(sbi, le64_to_cpu(origin->ino), upper);
 }
 
 /*
@@ -386,7 +433,7 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 		if (e->upper)
 			err = lfs_read_origin(e->upper, &origin);
 		if (!err)
-			key->indexed = origin.flags & LFS_ORIGIN_INDEXED;
+			key->indexed = lfs_origin_indexed(sbi, &origin, e->upper);
 		if (key->indexed)
 			lfs_read_lower_links(key->upper, &key->lower_links);
 		key->prot = lfs_read_protattr(key->upper);
@@ -395,6 +442,8 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 	if (!err) {
 		key->by_ino = true;
 		key->ino = le64_to_cpu(origin.ino);
+		key->real_ino = le64_to_cpu(origin.real_ino);
+		key->generation = le32_to_cpu(origin.generation);
 	} else if (e->nr) {
 		key->by_ino = true;
 		key->lower = d_inode(e->real[0].dentry);

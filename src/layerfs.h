@@ -413,6 +413,7 @@ int lfs_unlink_real(struct user_namespace *userns, struct dentry *dir,
 		    struct dentry *child);
 void lfs_index_name(u64 ino, char *buf);
 #define LFS_INDEX_NAMELEN	17
+bool lfs_index_holds(struct lfs_sb *sbi, u64 ino, struct dentry *upper);
 struct dentry *lfs_index_lookup(struct lfs_sb *sbi, u64 ino,
 				const struct inode *lower);
 int lfs_set_xattr(struct lfs_sb *sbi, struct dentry *upper, const char *name,

@@ -706,6 +706,32 @@ static bool lfs_index_matches(struct dentry *d, u64 ino,
 }
 
 /**
+ * lfs_index_holds - is @upper the index's copy of the object shown as @ino?
+ * @sbi: the superblock info
+ * @ino: the st_ino its origin marker records
+ * @upper: an upper object
+ *
+ * Caller runs as the mounter.
+ */
+bool lfs_index_holds(struct lfs_sb *sbi, u64 ino, struct dentry *upper)
+{
+	char name[LFS_INDEX_NAMELEN];
+	struct dentry *d;
+	bool holds;
+
+	if (!sbi->index)
+		return false;
+	lfs_index_name(ino, name);
+	d = lookup_one_unlocked(mnt_user_ns(sbi->upper->mnt), name, sbi->index,
+				strlen(name));
+	if (IS_ERR(d))
+		return false;
+	holds = d_inode(d) == d_inode(upper);
+	dput(d);
+	return holds;
+}
+
+/**
  * lfs_index_lookup - find the copy of a lower object with several links
  * @sbi: the superblock info
  * @ino: the st_ino layerfs shows for the lower object

@@ -608,6 +608,57 @@ $m/f/b regular file 2" ]
 	[ "$(cat "$WORK/u/x")" = datamore ]
 }
 
+# show_copies M NAME...: each name's data, read in the order given (the
+# first lookup of an object puts its inode in the cache)
+show_copies() {
+	local n out=()
+	for n in "${@:2}"; do
+		out+=("$n=$(cat "$1/$n")") || return 1
+	done
+	echo "${out[*]}"
+}
+
+@test "copies of one lower object that are not one object never share an inode: a broken hard link, a copy beside the index's, an origin naming a lower file shown below" {
+	local m opts p o
+	lfs_workdir tmpfs
+	m=$WORK/mnt
+	opts="lowerdir=$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w"
+	mktree "$WORK" <<-EOF
+		f L1/s one
+		f L1/f/a data
+		h L1/f/b L1/f/a
+		f L1/x xdata
+	EOF
+	mkdir "$WORK/u" "$WORK/w"
+	mount -t layerfs none "$m" -o "$opts"
+	chmod 600 "$m/s" "$m/f/a" "$m/x"
+	umount "$m"
+	# made beside layerfs: t, a second copy of s (a hard link broken by a
+	# copy made without the index); f/b, a copy beside the index's copy
+	# f/a, its origin saying "indexed"; y, x's copy under another name,
+	# with x shown from below again
+	for p in s:t f/a:f/b x:y; do
+		o=$(getfattr --absolute-names -n trusted.overlay.lfs.origin -e hex "$WORK/u/${p%%:*}" | sed -n 's/^[^=]*=//p')
+		printf %s "${p#*:}!" >"$WORK/u/${p#*:}"
+		setfattr -n trusted.overlay.lfs.origin -v "$o" "$WORK/u/${p#*:}"
+	done
+	rm "$WORK/u/x"
+	mount -t layerfs none "$m" -o "$opts"
+	run show_copies "$m" s t f/a f/b x y x
+	echo "$output"
+	[ "$output" = "s=one t=t! f/a=data f/b=f/b! x=xdata y=y! x=xdata" ]
+	# a write through one copy stays in it
+	echo more >>"$m/t"
+	echo more >>"$m/y"
+	umount "$m"
+	mount -t layerfs none "$m" -o "$opts"
+	run show_copies "$m" t s f/b f/a y x
+	echo "$output"
+	[ "$output" = "t=t!more s=one f/b=f/b! f/a=data y=y!more x=xdata" ]
+	# f/b is not the index's copy: its own link count
+	[ "$(stat -c %h "$m/f/b")" = 1 ]
+}
+
 @test "LFS_IOC_LINK_UP: EPERM without CAP_SYS_ADMIN, 0 when the name needs nothing, EROFS on a read-only mount, which it leaves alone" {
 	lfs_workdir tmpfs
 	mktree "$WORK" <<<"$COMMIT_LAYERS"

@@ -13,7 +13,9 @@
  *   index/  the hard-link index: for each lower object with several links
  *           that was copied up, a hard link to the copy, named by the
  *           st_ino layerfs shows for it (16 hex digits).  The other names
- *           of that object find their copy here (see copy_up.c).
+ *           of that object find their copy here (see copy_up.c).  It
+ *           serves one upper directory (LFS_XATTR_INDEX_UPPER), and an
+ *           entry no name uses any more is removed at mount.
  *
  * Everything here runs with the mounter's credentials.
  */
@@ -295,6 +297,94 @@ static int lfs_work_mark_volatile(struct fs_context *fc, struct lfs_sb *sbi)
 	return 0;
 }
 
+/*
+ * index/ serves one upper directory (LFS_XATTR_INDEX_UPPER): its entries
+ * are links to that directory's copies, which a mount of another upper
+ * directory with this workdir would show as its own and link into it.
+ * An index/ without the mark (new, or an older module's) takes this one.
+ */
+static int lfs_index_claim(struct fs_context *fc, struct lfs_sb *sbi)
+{
+	struct inode *root = d_inode(sbi->upper->root);
+	struct lfs_index_upper want = {
+		.version = LFS_INDEX_UPPER_V1,
+		.generation = cpu_to_le32(root->i_generation),
+		.ino = cpu_to_le64(root->i_ino),
+	}, got;
+	ssize_t len;
+
+	memcpy(want.uuid, &root->i_sb->s_uuid, sizeof(want.uuid));
+	len = vfs_getxattr(mnt_user_ns(sbi->upper->mnt), sbi->index,
+			   LFS_XATTR_INDEX_UPPER, &got, sizeof(got));
+	if (len == -ENODATA)
+		len = lfs_set_xattr(sbi, sbi->index, LFS_XATTR_INDEX_UPPER,
+				    &want, sizeof(want));
+	else if (len == sizeof(got) && !memcmp(&got, &want, sizeof(got)))
+		len = 0;
+	else if (len >= 0 || len == -ERANGE)
+		len = -ESTALE;
+	if (len == -ESTALE)
+		lfs_err(fc, "workdir \"%s\": its %s/ belongs to another upper directory; give upperdir \"%s\" a workdir of its own (or remove %s/: hard links copied up so far then stay separate copies)",
+			sbi->work_name, LFS_INDEX_NAME, sbi->upper->name,
+			LFS_INDEX_NAME);
+	else if (len)
+		lfs_err(fc, "workdir \"%s\": cannot read or mark %s/ (%zd)",
+			sbi->work_name, LFS_INDEX_NAME, len);
+	return len;
+}
+
+/*
+ * An index entry no name uses any more: only index/ links the copy, and
+ * no lower name is left to show it (every one was linked up, then went).
+ */
+static bool lfs_index_orphan(struct dentry *d)
+{
+	struct lfs_origin origin;
+	unsigned int lower_links;
+
+	if (d_is_negative(d) || d_is_dir(d) || d_inode(d)->i_nlink != 1 ||
+	    lfs_read_origin(d, &origin) ||
+	    !(origin.flags & LFS_ORIGIN_INDEXED))
+		return false;
+	return !lfs_read_lower_links(d, &lower_links) && !lower_links;
+}
+
+/* remove the index entries no name uses any more (lfs_index_orphan()) */
+static int lfs_index_cleanup(struct fs_context *fc, struct lfs_sb *sbi)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct inode *dir = d_inode(sbi->index);
+	struct lfs_names names;
+	const char *rec = NULL;
+	int err;
+
+	err = lfs_read_names(sbi->upper->mnt, sbi->index, &names);
+	if (err)
+		goto out;
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	while (!err && (rec = lfs_names_next(&names, rec))) {
+		struct dentry *d;
+
+		if (rec[0] == DT_DIR)
+			continue;
+		d = lookup_one(userns, rec + 1, sbi->index, strlen(rec + 1));
+		if (IS_ERR(d)) {
+			err = PTR_ERR(d);
+			break;
+		}
+		if (lfs_index_orphan(d))
+			err = lfs_unlink_real(userns, sbi->index, d);
+		dput(d);
+	}
+	inode_unlock(dir);
+	kvfree(names.buf);
+out:
+	if (err)
+		lfs_err(fc, "workdir \"%s\": cannot remove the unused entries of %s/ (%d)",
+			sbi->work_name, LFS_INDEX_NAME, err);
+	return err;
+}
+
 /* trusted.* xattrs carry every marker: the upper filesystem must keep them */
 static int lfs_probe_xattr(struct fs_context *fc, struct lfs_sb *sbi)
 {
@@ -392,6 +482,10 @@ int lfs_work_prepare(struct fs_context *fc, struct lfs_sb *sbi)
 	err = lfs_probe_xattr(fc, sbi);
 	if (!err)
 		err = lfs_probe_dtype(fc, sbi);
+	if (!err)
+		err = lfs_index_claim(fc, sbi);
+	if (!err)
+		err = lfs_index_cleanup(fc, sbi);
 	if (!err && sbi->volatile_mount)
 		err = lfs_work_mark_volatile(fc, sbi);
 out:

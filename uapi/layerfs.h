@@ -69,6 +69,25 @@ struct lfs_origin {
  */
 #define LFS_XATTR_PROTATTR		LFS_XATTR_PREFIX "protattr"
 
+/*
+ * On workdir's index/: the upper directory whose copies it links, a
+ * struct lfs_index_upper.  Written by the first mount that finds none; a
+ * mount with another upper directory is refused (-ESTALE): the index's
+ * entries are links to that directory's files.
+ */
+#define LFS_XATTR_INDEX_UPPER		LFS_XATTR_PREFIX "lfs.indexupper"
+
+#define LFS_INDEX_UPPER_V1		1
+
+/* value of LFS_XATTR_INDEX_UPPER; all fields little-endian */
+struct lfs_index_upper {
+	__u8 version;			/* LFS_INDEX_UPPER_V1 */
+	__u8 pad[3];			/* zero */
+	__le32 generation;		/* the upper directory's i_generation */
+	__le64 ino;			/* its inode number */
+	__u8 uuid[16];			/* its filesystem's s_uuid */
+};
+
 /* the work directory's parts, under workdir= */
 #define LFS_WORK_NAME			"work"	/* copy-up scratch, emptied at mount */
 #define LFS_INDEX_NAME			"index"	/* hard-link index */

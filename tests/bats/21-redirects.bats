@@ -659,6 +659,46 @@ show_copies() {
 	[ "$(stat -c %h "$m/f/b")" = 1 ]
 }
 
+@test "index/ serves one upper directory, and an entry no name uses any more is removed at mount" {
+	local m opts
+	lfs_workdir tmpfs
+	m=$WORK/mnt
+	opts="lowerdir=$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w"
+	mktree "$WORK" <<-EOF
+		f L1/f/a data
+		h L1/f/b L1/f/a
+		f L1/g/a gdata
+		h L1/g/b L1/g/a
+	EOF
+	mkdir "$WORK/u" "$WORK/w" "$WORK/u2" "$WORK/w2"
+	mount -t layerfs none "$m" -o "$opts"
+	chmod 600 "$m/f/a" "$m/g/a"
+	# every name of f goes; g/b, only below, still shows g's copy
+	rm "$m/f/a" "$m/f/b" "$m/g/a"
+	umount "$m"
+	[ "$(ls "$WORK/w/index" | wc -l)" = 2 ]
+	mount -t layerfs none "$m" -o "$opts"
+	run stat -c '%n %a %h %i' "$m/g/b"
+	[ "$output" = "$m/g/b 600 1 $(stat -c %i "$WORK/L1/g/a")" ]
+	[ ! -e "$m/f/a" ]
+	[ ! -e "$m/f/b" ]
+	umount "$m"
+	run ls "$WORK/w/index"
+	[ "$output" = "$(printf %016x "$(stat -c %i "$WORK/L1/g/a")")" ]
+	# the same workdir with another upper directory: refused
+	dmesg -C
+	run "$PROBE" mount2 layerfs "$m" "lowerdir=$WORK/L1,upperdir=$WORK/u2,workdir=$WORK/w"
+	[ "$output" = "mount: ESTALE" ]
+	dmesg | grep -q "workdir \"$WORK/w\": its index/ belongs to another upper directory; give upperdir \"$WORK/u2\" a workdir of its own"
+	# and nothing was written into that upper directory
+	run ls -A "$WORK/u2"
+	[ "$status" = 0 ]
+	[ -z "$output" ]
+	mount -t layerfs none "$m" -o "lowerdir=$WORK/L1,upperdir=$WORK/u2,workdir=$WORK/w2"
+	[ "$(stat -c %a "$m/g/b")" = 644 ]
+	umount "$m"
+}
+
 @test "LFS_IOC_LINK_UP: EPERM without CAP_SYS_ADMIN, 0 when the name needs nothing, EROFS on a read-only mount, which it leaves alone" {
 	lfs_workdir tmpfs
 	mktree "$WORK" <<<"$COMMIT_LAYERS"

@@ -9,7 +9,7 @@
 #   make oci2ovl-fuzz          the fuzz targets, longer (tools/oci2ovl/fuzz/fuzz.mk)
 
 DEPS += libarchive-dev libjansson-dev libssl-dev libcmocka-dev pkg-config \
-	python3 skopeo umoci attr tar gzip zstd coreutils zlib1g-dev time
+	python3 skopeo umoci attr tar gzip zstd coreutils zlib1g-dev time strace
 
 OCI2OVL_DIR := tools/oci2ovl
 OCI2OVL_OBJDIR := build/oci2ovl

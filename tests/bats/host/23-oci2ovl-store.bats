@@ -361,7 +361,7 @@ EOF
 	"$B" import "$L:small"
 	layer=$(lfs_layer small)
 	[ "$OCI2OVL_TEST_MOUNT" = tmpfs ]
-	unshare -m --propagation private sh -c '"$1" mount small "$2" >/dev/null && touch "$3" && exec sleep 60' \
+	"$REPO/tools/oci2ovl/tests/unshare-m.sh" sh -c '"$1" mount small "$2" >/dev/null && touch "$3" && exec sleep 60' \
 		sh "$B" "$M" "$BATS_TEST_TMPDIR/ready" &
 	SLEEPER=$!
 	for _ in $(seq 100); do

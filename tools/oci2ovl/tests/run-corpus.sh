@@ -34,7 +34,7 @@ sent=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sentinel
 if [ -n "${LFS_SENTINEL:-}" ] && [ -z "${LFS_SENTINEL_BOUND:-}" ]; then
 	mkdir -p "$sent" "$LFS_SENTINEL" || exit 2
 	# shellcheck disable=SC2016
-	exec unshare --mount --propagation private -- bash -c \
+	exec "$here/unshare-m.sh" bash -c \
 		'mount --bind "$1" "$2" || exit 2; shift 2; export LFS_SENTINEL_BOUND=1; exec "$0" "$@"' \
 		"$0" "$LFS_SENTINEL" "$sent" "$@"
 fi

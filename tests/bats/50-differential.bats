@@ -103,7 +103,7 @@ random_layers() {
 			lfs_workdir "$fs"
 			n=$((2 + seed % 6))
 			# some random ops cannot apply (a path under a file): -k
-			random_layers "$n" "$seed" | "$PROBE" mktree -k "$WORK"
+			lfs_untraced random_layers "$n" "$seed" | "$PROBE" mktree -k "$WORK"
 			dirs=()
 			for ((i = 0; i < n; i++)); do
 				dirs+=("$WORK/L$i")
@@ -139,7 +139,7 @@ random_layers() {
 	local fs dump
 	for fs in "${LFS_FILESYSTEMS[@]}"; do
 		lfs_workdir "$fs"
-		random_layers 7 5 | "$PROBE" mktree -k "$WORK"
+		lfs_untraced random_layers 7 5 | "$PROBE" mktree -k "$WORK"
 		mkdir -p "$WORK"/L{0..6}
 		lfs_mount_layers "$WORK/mnt" "$WORK"/L{0..6}
 		dump=$("$PROBE" dump "$WORK/mnt")

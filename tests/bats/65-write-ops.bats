@@ -88,6 +88,24 @@ flat_spec() {
 # the lower layers of all stacks
 LOWER=/tmp/lfs-tests/ops-lower
 
+# all_specs: the three stacks (1, 2 and 64 layers) for mktree in $LOWER
+all_specs() {
+	local n
+	for n in 1 2 64; do
+		stack_spec "$n"
+	done
+}
+
+# all_flat_specs: the three plain trees the mounts are compared with, and
+# the directories of the mounts, for mktree in $S
+all_flat_specs() {
+	local n
+	for n in 1 2 64; do
+		printf 'd %s\n' "u$n" "w$n" "m$n"
+		flat_spec "$n" "r$n"
+	done
+}
+
 # stack_vars FS N [SUB]: S (root on FS), M (mount), U (upper), W (work),
 # R (reference), LAYERS for stack N with the upper on FS; M, U and R in
 # subtree SUB
@@ -108,18 +126,13 @@ setup_file() {
 	rm -rf "$LOWER"
 	mkdir -p "$LOWER"
 	# (mktree makes every parent of every path: short paths are faster)
-	for n in 1 2 64; do
-		stack_spec "$n"
-	done | (cd "$LOWER" && mktree .)
+	lfs_untraced all_specs | (cd "$LOWER" && mktree .)
 	"$PROBE" meta "$LOWER" >"$BATS_FILE_TMPDIR/lower"
 	for fs in tmpfs ext4; do
 		stack_vars "$fs" 1
 		rm -rf "$S"
 		mkdir -p "$S"
-		for n in 1 2 64; do
-			printf 'd %s\n' "u$n" "w$n" "m$n"
-			flat_spec "$n" "r$n"
-		done | (cd "$S" && mktree .)
+		lfs_untraced all_flat_specs | (cd "$S" && mktree .)
 		for n in 1 2 64; do
 			stack_vars "$fs" "$n"
 			wmount "$M" "$U" "$W" "${LAYERS[@]}"

@@ -132,10 +132,9 @@ diff_build_stacks() {
 
 # Unmount what is left under the stacks, remove them.
 diff_remove_stacks() {
-	local m
-	while read -r _ m _; do
-		[[ $m == "$DIFF_STACKS"/* ]] && umount "$m"
-	done </proc/mounts
+	local mounts=()
+	mapfile -t mounts < <(lfs_mounts_under "$DIFF_STACKS")
+	[ ${#mounts[@]} = 0 ] || umount "${mounts[@]}"
 	rm -rf "$DIFF_STACKS" "$DIFF_STACKS.spec"
 }
 

@@ -80,18 +80,10 @@ ops_value() {
 # Every mount under the test trees named in LFS_WRITE_DIRS, innermost first,
 # in one umount; then one rm for the trees.
 lfs_write_cleanup() {
-	local m d mounts=() i
+	local mounts=()
 	[ ${#LFS_WRITE_DIRS[@]} = 0 ] && return 0
-	while read -r _ m _; do
-		for d in "${LFS_WRITE_DIRS[@]}"; do
-			[[ $m == "$d"/* ]] && mounts+=("$m")
-		done
-	done </proc/mounts
-	local rev=()
-	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-		rev+=("${mounts[i]}")
-	done
-	[ ${#rev[@]} = 0 ] || umount "${rev[@]}" || umount -l "${rev[@]}"
+	mapfile -t mounts < <(lfs_mounts_under "${LFS_WRITE_DIRS[@]}")
+	[ ${#mounts[@]} = 0 ] || umount "${mounts[@]}" || umount -l "${mounts[@]}"
 	rm -rf "${LFS_WRITE_DIRS[@]}"
 	LFS_WRITE_DIRS=()
 }

@@ -190,3 +190,51 @@ lfs_judge_fails() {
 	echo $((4096 | 512)) >"$BATS_TEST_TMPDIR/r/tainted"
 	lfs_judge_fails "kernel tainted: 4608"
 }
+
+# The guest suites' lib.bash gives bats a lighter DEBUG trap: a failure
+# must still fail its test, and the report still name the command and
+# its line, in a helper and in a test's body; a test that loops and
+# uses run still passes.
+@test "lib.bash's lighter DEBUG trap: failures fail and are reported at their command and line" {
+	local t=$BATS_TEST_TMPDIR/t.bats
+	cat >"$t" <<-EOF
+		LFS_REPO=$REPO
+		load $REPO/tests/bats/lib.bash
+		helper() {
+			local x=1
+			[ "\$x" = 2 ]
+		}
+		=test "fails in a helper" {
+			helper
+			echo not reached
+		}
+		=test "fails in the body" {
+			local y=3
+			[ "\$y" = 4 ]
+			echo not reached
+		}
+		=test "passes" {
+			local i n=0
+			for ((i = 0; i < 50; i++)); do n=\$((n + 1)); done
+			run false
+			[ "\$status" = 1 ]
+			[ "\$n" = 50 ]
+			# the trap that ran is lib.bash's
+			[ "\$(declare -f bats_debug_trap | tail -n +2)" = "\$(declare -f lfs_debug_trap | tail -n +2)" ]
+		}
+	EOF
+	# (written =test: bats would take an @test line here for one of this
+	# file's tests)
+	sed -i 's/^=test /@test /' "$t"
+	# a bats of its own, not this one's environment (nor its libexec
+	# directory, first in PATH here)
+	run env -i PATH=/usr/bin:/bin bats --tap "$t"
+	echo "$output"
+	[ "$status" = 1 ]
+	[ "${lines[0]}" = 1..3 ]
+	[ "${lines[1]}" = "not ok 1 fails in a helper" ]
+	[[ $output == *"function \`helper' in test file $t, line 5)"*"\`[ \"\$x\" = 2 ]' failed"* ]]
+	[[ $output == *"not ok 2 fails in the body"*"(in test file $t, line 13)"*"\`[ \"\$y\" = 4 ]' failed"* ]]
+	[[ $output == *"ok 3 passes"* ]]
+	[[ $output != *"not reached"* ]]
+}

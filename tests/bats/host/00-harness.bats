@@ -238,3 +238,18 @@ lfs_judge_fails() {
 	[[ $output == *"ok 3 passes"* ]]
 	[[ $output != *"not reached"* ]]
 }
+
+@test "timings: each suite's seconds, those its tests did not account for, and the slowest tests" {
+	local tap=$BATS_TEST_TMPDIR/tap
+	printf '%s\n' '# suite 10-a 12.5' '1..2' 'ok 1 x in 2000ms' \
+		'ok 2 y in 500ms # skip why' '# suite 20-b 30.0' '1..1' \
+		'not ok 1 z in 10000ms' >"$tap"
+	run "$REPO/vm/timings.sh" -n 2 vm="$tap"
+	echo "$output"
+	[ "$status" = 0 ]
+	[[ ${lines[1]} == *" vm "*" 20-b "*" 30.0  outside   20.0" ]]
+	[[ ${lines[2]} == *" vm "*" 10-a "*" 12.5  outside   10.0" ]]
+	[[ ${lines[4]} == *"10.0  vm    20-b: z" ]]
+	[[ ${lines[5]} == *"2.0  vm    10-a: x" ]]
+	[ "${#lines[@]}" = 6 ]
+}

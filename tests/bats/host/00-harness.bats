@@ -195,7 +195,7 @@ lfs_judge_fails() {
 # must still fail its test, and the report still name the command and
 # its line, in a helper and in a test's body; a test that loops and
 # uses run still passes.
-@test "lib.bash's lighter DEBUG trap: failures fail and are reported at their command and line" {
+@test "lib.bash's lighter DEBUG trap and clock: failures fail and are reported at their command and line; --timing still times" {
 	local t=$BATS_TEST_TMPDIR/t.bats
 	cat >"$t" <<-EOF
 		LFS_REPO=$REPO
@@ -221,6 +221,11 @@ lfs_judge_fails() {
 			[ "\$n" = 50 ]
 			# the trap that ran is lib.bash's
 			[ "\$(declare -f bats_debug_trap | tail -n +2)" = "\$(declare -f lfs_debug_trap | tail -n +2)" ]
+			# and the clock is lib.bash's
+			[[ \$(declare -f get_mills_since_epoch) == *EPOCHREALTIME* ]]
+		}
+		=test "takes a second" {
+			sleep 1.2
 		}
 	EOF
 	# (written =test: bats would take an @test line here for one of this
@@ -228,15 +233,19 @@ lfs_judge_fails() {
 	sed -i 's/^=test /@test /' "$t"
 	# a bats of its own, not this one's environment (nor its libexec
 	# directory, first in PATH here)
-	run env -i PATH=/usr/bin:/bin bats --tap "$t"
+	run env -i PATH=/usr/bin:/bin bats --tap --timing "$t"
 	echo "$output"
 	[ "$status" = 1 ]
-	[ "${lines[0]}" = 1..3 ]
-	[ "${lines[1]}" = "not ok 1 fails in a helper" ]
+	[ "${lines[0]}" = 1..4 ]
+	[[ ${lines[1]} =~ ^not\ ok\ 1\ fails\ in\ a\ helper\ in\ [0-9]+ms$ ]]
 	[[ $output == *"function \`helper' in test file $t, line 5)"*"\`[ \"\$x\" = 2 ]' failed"* ]]
 	[[ $output == *"not ok 2 fails in the body"*"(in test file $t, line 13)"*"\`[ \"\$y\" = 4 ]' failed"* ]]
-	[[ $output == *"ok 3 passes"* ]]
+	[[ $output == *"ok 3 passes in "* ]]
 	[[ $output != *"not reached"* ]]
+	# --timing's clock (lib.bash's, from bash's EPOCHREALTIME)
+	local ms
+	ms=$(sed -n 's/^ok 4 takes a second in \([0-9]*\)ms$/\1/p' <<<"$output")
+	((ms >= 1200 && ms < 10000))
 }
 
 @test "timings: each suite's seconds, those its tests did not account for, and the slowest tests" {

@@ -120,11 +120,11 @@ teardown() {
 	diff_dirs tmpfs
 	s=$lw/s$seed
 	mkdir "$uw/upper$seed" "$uw/work$seed" "$uw/mnt$seed"
-	diff_flatten 2 "$s.ref"
+	diff_flatten 2 "$uw/ref$seed"
 	diff_mount "$uw/mnt$seed" "$uw/upper$seed" "$uw/work$seed" "$(diff_lowers 2)"
 	t=$EPOCHREALTIME
 	echo "write x0 0 10 1" >"$s.script"
-	"$OPSEQ" run -D "$s.ref.dump" -T "$t" "$s.ref" <"$s.script" >"$s.ref.log"
+	"$OPSEQ" run -D "$s.ref.dump" -T "$t" "$uw/ref$seed" <"$s.script" >"$s.ref.log"
 	"$OPSEQ" run "${DIFF_K[@]}" -D "$s.fs.dump" -T "$t" "$uw/mnt$seed" <"$s.script" >"$s.fs.log"
 	umount "$uw/mnt$seed"
 	diff_same "trees" "$s.ref.dump" "$s.fs.dump"
@@ -152,8 +152,8 @@ teardown() {
 		# hl/r0-1 shows the copy through the index, which no layer holds
 		printf '%s\n' "append hk/r0-1 10 1" "unlink hk/r0-1" >"$s.script"
 		# the plain tree, on which the rotation runs its further script
-		diff_flatten 2 "$s.ref"
-		"$OPSEQ" run -D "$s.ref.dump" -T "$t" "$s.ref" <"$s.script" >"$s.ref.log"
+		diff_flatten 2 "$uw/ref$seed"
+		"$OPSEQ" run -D "$s.ref.dump" -T "$t" "$uw/ref$seed" <"$s.script" >"$s.ref.log"
 		"$OPSEQ" run "${DIFF_K[@]}" -D "$s.fs.dump" -T "$t" "$uw/mnt$seed" <"$s.script" >"$s.fs.log"
 		grep -q '^hl/r0-1 f 0644 0:0 size=12 .* nl=1 ' "$s.fs.dump"
 		if [ "$seed" = 18 ]; then

@@ -287,7 +287,7 @@ diff_root_attrs() {
 # groups split by the index (diff_split), which layerfs links up before
 # (diff_commit).  Then a further script of $DIFF_ROT_STEPS
 # operations (gen seed SEED + 1000000, over the tree as it now is) runs
-# on it and on the plain tree of the first run ($s.ref; where groups were
+# on it and on the plain tree of the first run ($uw/refSEED; where groups were
 # split, a copy of the mount): same step log, same final tree, overlay's
 # split groups left out.  The old upper must not change.
 diff_rotate() {
@@ -321,9 +321,9 @@ diff_rotate() {
 	# below); where groups were split, a copy of the rotated mount, whose
 	# split names show the lower file again (overlay: cp finds the
 	# whiteouts it lists gone, see DIFF_K)
-	ref2=$s.ref
+	ref2=$uw/ref$seed
 	if ((nsplit > 0)); then
-		ref2=$s.ref2
+		ref2=$uw/ref$seed.2
 		cp -a "$m" "$ref2" || [ "$LFS_FSTYPE" = overlay ] || bad=1
 	fi
 	"$OPSEQ" gen "${flags[@]}" "$((seed + 1000000))" "$DIFF_ROT_STEPS" "@$ref2" \
@@ -374,13 +374,17 @@ diff_commit() {
 }
 
 # diff_seed N SEED: the differential check of one seed on stack N, in the
-# caller's $lw (tmpfs: reference, scripts, logs) and $uw (the upper
+# caller's $lw (tmpfs: scripts, logs, dumps) and $uw (the upper
 # filesystem).
 #
 # A script of $DIFF_STEPS operations runs on a writable mount of the
-# stack and on a fresh flattened tree of the stack on tmpfs
-# (diff_flatten: no layerfs in it): the step logs and the final trees
-# must be identical.  The mount's tree must come back the same after a
+# stack and on a fresh flattened tree of the stack, $uw/refSEED, on the
+# upper's filesystem (diff_flatten: no layerfs in it): the step logs and
+# the final trees must be identical.  The plain tree is on the upper's
+# filesystem because what a change does there is that filesystem's:
+# truncate(2) to the size a file has sets its mtime on ext4
+# (ext4_truncate()), not on tmpfs (seeds 1282, 1524 and 1883 of the
+# ext4 long run, a reference on tmpfs).  The mount's tree must come back the same after a
 # remount, and after a rotation (diff_rotate).  About a fifth of the
 # steps run as an unprivileged user (lfs-opseq "as USER"): their
 # permission errors must match too, and some of them must succeed.
@@ -394,11 +398,11 @@ diff_seed() {
 	[ -n "$DIFF_EXCLUDE" ] && flags=(-x "$DIFF_EXCLUDE")
 	"$OPSEQ" gen "${flags[@]}" "$seed" "$DIFF_STEPS" "@$DIFF_STACKS/s$n.pristine" \
 		"${DIFF_HIDDEN[@]}" >"$s.script" || return 1
-	diff_flatten "$n" "$s.ref" || return 1
+	diff_flatten "$n" "$uw/ref$seed" || return 1
 	diff_mount "$m" "$uw/upper$seed" "$uw/work$seed" "$list" || return 1
 	# mtimes older than this must match exactly (see lfs_dump_line())
 	t=$EPOCHREALTIME
-	"$OPSEQ" run -D "$s.ref.dump" -T "$t" "$s.ref" <"$s.script" >"$s.ref.log" || bad=1
+	"$OPSEQ" run -D "$s.ref.dump" -T "$t" "$uw/ref$seed" <"$s.script" >"$s.ref.log" || bad=1
 	"$OPSEQ" run "${DIFF_K[@]}" -D "$s.fs.dump" -T "$t" "$m" <"$s.script" >"$s.fs.log" ||
 		bad=1
 	diff_commit "$s" "$m" "$t" || bad=1
@@ -516,7 +520,8 @@ diff_budget() {
 		if diff_seed "$n" "$seed" >"$out"; then
 			grep '^# seed ' "$out"
 			# long runs: keep the failures only
-			rm -rf "$uw"/{upper,work,mnt}"$seed" "$uw/rot$seed".* "$lw/s$seed".*
+			rm -rf "$uw"/{upper,work,mnt,ref}"$seed" "$uw/rot$seed".* "$uw/ref$seed".* \
+				"$lw/s$seed".*
 		else
 			((${#failed[@]} >= 5)) || cat "$out"
 			failed+=("$seed")

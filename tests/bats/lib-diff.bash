@@ -384,10 +384,11 @@ diff_commit() {
 # filesystem because what a change does there is that filesystem's:
 # truncate(2) to the size a file has sets its mtime on ext4
 # (ext4_truncate()), not on tmpfs (seeds 1282, 1524 and 1883 of the
-# ext4 long run, a reference on tmpfs).  The mount's tree must come back the same after a
-# remount, and after a rotation (diff_rotate).  About a fifth of the
-# steps run as an unprivileged user (lfs-opseq "as USER"): their
-# permission errors must match too, and some of them must succeed.
+# ext4 long run, a reference on tmpfs).  The mount's tree must come
+# back the same after a remount, and after a rotation (diff_rotate).
+# About a fifth of the steps run as an unprivileged user (lfs-opseq "as
+# USER"): their permission errors must match too, and some of them must
+# succeed.
 # Adds the kinds that succeeded to the caller's diff_ok (diff_count).
 diff_seed() {
 	local n=$1 seed=$2 list t s=$lw/s$2 m=$uw/mnt$2 flags=() bad=0

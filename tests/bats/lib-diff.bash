@@ -424,12 +424,19 @@ diff_seed() {
 	diff_count "$s.ref.log" "$n" || return 1
 	echo "# seed $seed, $n lower layers: $diff_steps steps, $diff_zero succeeded;" \
 		"$diff_user as a user, $diff_user_zero of them succeeded"
-	((diff_steps == DIFF_STEPS)) || bad=1
-	# the unprivileged steps are there; that not all are refused is
-	# checked over the seeds (diff_done): a seed may draw none that can
-	# succeed (seed 158: 29 steps as a user, all refused, as on the plain
-	# tree)
-	((diff_user >= DIFF_STEPS / 10)) || bad=1
+	((diff_steps == DIFF_STEPS)) || {
+		echo "# seed $seed: $diff_steps steps ran, not $DIFF_STEPS"
+		bad=1
+	}
+	# the unprivileged steps are there (about a fifth of the steps: the
+	# floor is a twentieth, as a seed's draw varies: seed 2995 has 18 in
+	# 200); that not all are refused is checked over the seeds
+	# (diff_done): a seed may draw none that can succeed (seed 158: 29
+	# steps as a user, all refused, as on the plain tree)
+	((diff_user >= DIFF_STEPS / 20)) || {
+		echo "# seed $seed: $diff_user steps as a user, fewer than $((DIFF_STEPS / 20))"
+		bad=1
+	}
 	diff_ok[as-user]=$((${diff_ok[as-user]:-0} + diff_user_zero))
 	return "$bad"
 }

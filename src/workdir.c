@@ -148,8 +148,21 @@ static int lfs_remove_child(struct lfs_sb *sbi, struct dentry *dir,
 	return lfs_unlink_real(userns, dir, child);
 }
 
-/* Empty a real directory of the upper filesystem, recursively. */
-static int lfs_remove_tree(struct lfs_sb *sbi, struct dentry *dir, int depth)
+/* lfs_walk_children()'s callback, and its argument */
+struct lfs_child_walk {
+	int (*fn)(struct lfs_sb *sbi, struct dentry *dir, struct dentry *child,
+		  unsigned char type, void *arg);
+	void *arg;
+};
+
+/*
+ * Call @walk->fn on every positive child of the real directory @dir of the
+ * upper filesystem, @dir's i_rwsem held (it may drop and retake it), the
+ * names read first; stop at the first error.  @type is the child's
+ * d_type as readdir gave it.
+ */
+static int lfs_walk_children(struct lfs_sb *sbi, struct dentry *dir,
+			     const struct lfs_child_walk *walk)
 {
 	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
 	struct lfs_names names;
@@ -169,12 +182,30 @@ static int lfs_remove_tree(struct lfs_sb *sbi, struct dentry *dir, int depth)
 			break;
 		}
 		if (d_is_positive(child))
-			err = lfs_remove_child(sbi, dir, child, depth);
+			err = walk->fn(sbi, dir, child, rec[0], walk->arg);
 		dput(child);
 	}
 	inode_unlock(d_inode(dir));
 	kvfree(names.buf);
 	return err;
+}
+
+/* lfs_remove_child() for lfs_walk_children(): @arg points at the depth */
+static int lfs_remove_child_fn(struct lfs_sb *sbi, struct dentry *dir,
+			       struct dentry *child, unsigned char type,
+			       void *arg)
+{
+	return lfs_remove_child(sbi, dir, child, *(int *)arg);
+}
+
+/* Empty a real directory of the upper filesystem, recursively. */
+static int lfs_remove_tree(struct lfs_sb *sbi, struct dentry *dir, int depth)
+{
+	const struct lfs_child_walk walk = {
+		.fn = lfs_remove_child_fn, .arg = &depth,
+	};
+
+	return lfs_walk_children(sbi, dir, &walk);
 }
 
 /*
@@ -349,36 +380,25 @@ static bool lfs_index_orphan(struct dentry *d)
 	return !lfs_read_lower_links(d, &lower_links) && !lower_links;
 }
 
+/* unlink @d, an entry of index/, if lfs_index_orphan() */
+static int lfs_index_drop_orphan(struct lfs_sb *sbi, struct dentry *dir,
+				 struct dentry *d, unsigned char type,
+				 void *arg)
+{
+	if (type == DT_DIR || !lfs_index_orphan(d))
+		return 0;
+	return lfs_unlink_real(mnt_user_ns(sbi->upper->mnt), dir, d);
+}
+
 /* remove the index entries no name uses any more (lfs_index_orphan()) */
 static int lfs_index_cleanup(struct fs_context *fc, struct lfs_sb *sbi)
 {
-	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
-	struct inode *dir = d_inode(sbi->index);
-	struct lfs_names names;
-	const char *rec = NULL;
+	static const struct lfs_child_walk walk = {
+		.fn = lfs_index_drop_orphan,
+	};
 	int err;
 
-	err = lfs_read_names(sbi->upper->mnt, sbi->index, &names);
-	if (err)
-		goto out;
-	inode_lock_nested(dir, I_MUTEX_PARENT);
-	while (!err && (rec = lfs_names_next(&names, rec))) {
-		struct dentry *d;
-
-		if (rec[0] == DT_DIR)
-			continue;
-		d = lookup_one(userns, rec + 1, sbi->index, strlen(rec + 1));
-		if (IS_ERR(d)) {
-			err = PTR_ERR(d);
-			break;
-		}
-		if (lfs_index_orphan(d))
-			err = lfs_unlink_real(userns, sbi->index, d);
-		dput(d);
-	}
-	inode_unlock(dir);
-	kvfree(names.buf);
-out:
+	err = lfs_walk_children(sbi, sbi->index, &walk);
 	if (err)
 		lfs_err(fc, "workdir \"%s\": cannot remove the unused entries of %s/ (%d)",
 			sbi->work_name, LFS_INDEX_NAME, err);
@@ -799,6 +819,16 @@ static bool lfs_index_matches(struct dentry *d, u64 ino,
 	return true;
 }
 
+/* index/'s entry for the object shown as @ino, maybe negative, or an ERR_PTR */
+static struct dentry *lfs_index_entry(struct lfs_sb *sbi, u64 ino)
+{
+	char name[LFS_INDEX_NAMELEN];
+
+	lfs_index_name(ino, name);
+	return lookup_one_unlocked(mnt_user_ns(sbi->upper->mnt), name,
+				   sbi->index, strlen(name));
+}
+
 /**
  * lfs_index_holds - is @upper the index's copy of the object shown as @ino?
  * @sbi: the superblock info
@@ -809,15 +839,12 @@ static bool lfs_index_matches(struct dentry *d, u64 ino,
  */
 bool lfs_index_holds(struct lfs_sb *sbi, u64 ino, struct dentry *upper)
 {
-	char name[LFS_INDEX_NAMELEN];
 	struct dentry *d;
 	bool holds;
 
 	if (!sbi->index)
 		return false;
-	lfs_index_name(ino, name);
-	d = lookup_one_unlocked(mnt_user_ns(sbi->upper->mnt), name, sbi->index,
-				strlen(name));
+	d = lfs_index_entry(sbi, ino);
 	if (IS_ERR(d))
 		return false;
 	holds = d_inode(d) == d_inode(upper);
@@ -838,12 +865,9 @@ bool lfs_index_holds(struct lfs_sb *sbi, u64 ino, struct dentry *upper)
 struct dentry *lfs_index_lookup(struct lfs_sb *sbi, u64 ino,
 				const struct inode *lower)
 {
-	char name[LFS_INDEX_NAMELEN];
 	struct dentry *d;
 
-	lfs_index_name(ino, name);
-	d = lookup_one_unlocked(mnt_user_ns(sbi->upper->mnt), name, sbi->index,
-				strlen(name));
+	d = lfs_index_entry(sbi, ino);
 	if (IS_ERR(d))
 		return PTR_ERR(d) == -ENOENT ? NULL : d;
 	if (lfs_index_matches(d, ino, lower))

@@ -241,7 +241,7 @@ static int lfs_cu_copy_xattrs(struct lfs_cu *cu)
 		goto out;
 	}
 	for (name = list; !err && name < list + len; name += strlen(name) + 1) {
-		if (lfs_is_private_xattr(name))
+		if (lfs_is_private_xattr(cu->sbi, name))
 			continue;
 		err = lfs_cu_copy_xattr(cu, name);
 	}
@@ -262,8 +262,8 @@ static int lfs_cu_set_origin(struct lfs_cu *cu)
 		.real_ino = cpu_to_le64(lower->i_ino),
 	};
 
-	return lfs_set_xattr(cu->sbi, cu->temp, LFS_XATTR_ORIGIN, &origin,
-			     sizeof(origin));
+	return lfs_set_marker(cu->sbi, cu->temp, LFS_XA_ORIGIN, &origin,
+			      sizeof(origin));
 }
 
 /* Record how many names of an indexed copy are still only below. */
@@ -272,8 +272,8 @@ static int lfs_write_lower_links(struct lfs_sb *sbi, struct dentry *upper,
 {
 	__le32 val = cpu_to_le32(lower_links);
 
-	return lfs_set_xattr(sbi, upper, LFS_XATTR_LOWER_LINKS, &val,
-			     sizeof(val));
+	return lfs_set_marker(sbi, upper, LFS_XA_LOWER_LINKS, &val,
+			      sizeof(val));
 }
 
 /* the fileattr flags a copy keeps on its inode */
@@ -796,7 +796,7 @@ int lfs_copy_up(struct dentry *dentry)
  * Before a name of such an object (any type but a directory) goes, its
  * inode gets a copy in the index
  * and the name a link to it, so that the index's count of lower names
- * stays true (see LFS_XATTR_LOWER_LINKS).  Other objects: nothing to do.
+ * stays true (see LFS_XATTR_LOWER_LINKS in uapi).  Other objects: nothing to do.
  * Caller holds write access to the upper layer.
  * Return: 0, or -errno.
  */

@@ -105,19 +105,20 @@ void lfs_copy_attr(struct inode *inode, const struct inode *real)
 }
 
 /*
- * The flags LFS_XATTR_PROTATTR of an upper object gives, as i_flags; 0
- * without a marker.  A marker that cannot be read or makes no sense
- * (only the mounter writes it) fails closed: append-only and immutable.
- * Caller runs as the mounter.
+ * The flags the protattr marker (LFS_XATTR_PROTATTR in uapi) of an upper
+ * object gives, as i_flags; 0 without a marker.  A marker that cannot be
+ * read or makes no sense (only the mounter writes it) fails closed:
+ * append-only and immutable.  Caller runs as the mounter.
  */
-static unsigned int lfs_read_protattr(struct dentry *upper)
+static unsigned int lfs_read_protattr(const struct lfs_sb *sbi,
+				      struct dentry *upper)
 {
 	unsigned int flags = 0;
 	char buf[8];
 	ssize_t len, i;
 
-	len = vfs_getxattr(&init_user_ns, upper, LFS_XATTR_PROTATTR, buf,
-			   sizeof(buf));
+	len = lfs_get_marker(sbi, sbi->upper, upper, LFS_XA_PROTATTR, buf,
+			     sizeof(buf));
 	if (len == -ENODATA || len == -EOPNOTSUPP)
 		return 0;
 	for (i = 0; i < len; i++) {
@@ -130,7 +131,7 @@ static unsigned int lfs_read_protattr(struct dentry *upper)
 	}
 	if (len < 0 || i < len) {
 		pr_warn_ratelimited("%pd: bad %s marker (%zd): append-only and immutable\n",
-				    upper, LFS_XATTR_PROTATTR, len);
+				    upper, lfs_xattr_name(sbi, LFS_XA_PROTATTR), len);
 		return S_APPEND | S_IMMUTABLE;
 	}
 	return flags;
@@ -162,11 +163,10 @@ int lfs_write_protattr(struct inode *inode, struct dentry *upper,
 		iflags |= S_IMMUTABLE;
 	}
 	if (len) {
-		err = lfs_set_xattr(sbi, upper, LFS_XATTR_PROTATTR, buf, len);
+		err = lfs_set_marker(sbi, upper, LFS_XA_PROTATTR, buf, len);
 	} else {
 		/* also a marker the inode has not read */
-		err = vfs_removexattr(mnt_user_ns(sbi->upper->mnt), upper,
-				      LFS_XATTR_PROTATTR);
+		err = lfs_remove_marker(sbi, upper, LFS_XA_PROTATTR);
 		if (err == -ENODATA || err == -EOPNOTSUPP)
 			err = 0;
 	}
@@ -250,20 +250,22 @@ void lfs_update_nlink(struct inode *inode)
 }
 
 /**
- * lfs_read_lower_links - read LFS_XATTR_LOWER_LINKS of an indexed copy
+ * lfs_read_lower_links - read the lowerlinks marker of an indexed copy
+ * @sbi: the superblock info
  * @upper: the copy
  * @lower_links: filled in; 0 when the marker is missing or bad
  *
  * Caller runs as the mounter.
  */
-int lfs_read_lower_links(struct dentry *upper, unsigned int *lower_links)
+int lfs_read_lower_links(const struct lfs_sb *sbi, struct dentry *upper,
+			 unsigned int *lower_links)
 {
 	__le32 val;
 	ssize_t len;
 
 	*lower_links = 0;
-	len = vfs_getxattr(&init_user_ns, upper, LFS_XATTR_LOWER_LINKS, &val,
-			   sizeof(val));
+	len = lfs_get_marker(sbi, sbi->upper, upper, LFS_XA_LOWER_LINKS, &val,
+			     sizeof(val));
 	if (len < 0)
 		return len;
 	if (len != sizeof(val))
@@ -431,12 +433,12 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 	if (key->upper) {
 		old_cred = lfs_override_creds(sb);
 		if (e->upper)
-			err = lfs_read_origin(e->upper, &origin);
+			err = lfs_read_origin(sbi, e->upper, &origin);
 		if (!err)
 			key->indexed = lfs_origin_indexed(sbi, &origin, e->upper);
 		if (key->indexed)
-			lfs_read_lower_links(key->upper, &key->lower_links);
-		key->prot = lfs_read_protattr(key->upper);
+			lfs_read_lower_links(sbi, key->upper, &key->lower_links);
+		key->prot = lfs_read_protattr(sbi, key->upper);
 		revert_creds(old_cred);
 	}
 	if (!err) {

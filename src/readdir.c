@@ -197,11 +197,11 @@ static int lfs_rd_check_layer(const struct lfs_sb *sbi, struct lfs_listing *l,
 			if (IS_ERR(real))
 				return PTR_ERR(real);
 			if (d_is_positive(real)) {
-				d->whiteout = lfs_is_whiteout(r->layer, real, r->flags);
+				d->whiteout = lfs_is_whiteout(sbi, r->layer, real, r->flags);
 				if (d->type == DT_UNKNOWN)
 					d->type = fs_umode_to_dtype(d_inode(real)->i_mode);
 				if (!d->whiteout && r->layer == sbi->upper &&
-				    !lfs_read_origin(real, &origin))
+				    !lfs_read_origin(sbi, real, &origin))
 					d->ino = le64_to_cpu(origin.ino);
 			} else {
 				/* vanished from a layer that must not change */

@@ -694,6 +694,7 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->nameindex = cfg->nameindex;
 	sbi->whiteout = cfg->whiteout;
 	sbi->redirect = cfg->redirect;
+	sbi->xattr = lfs_xattr_ns(false);
 	sbi->given = cfg->given;
 	sbi->volatile_mount = cfg->given & BIT(LFS_OPT_VOLATILE);
 

@@ -314,11 +314,11 @@ static int lfs_index_claim(struct fs_context *fc, struct lfs_sb *sbi)
 	ssize_t len;
 
 	memcpy(want.uuid, &root->i_sb->s_uuid, sizeof(want.uuid));
-	len = vfs_getxattr(mnt_user_ns(sbi->upper->mnt), sbi->index,
-			   LFS_XATTR_INDEX_UPPER, &got, sizeof(got));
+	len = lfs_get_marker(sbi, sbi->upper, sbi->index, LFS_XA_INDEX_UPPER,
+			     &got, sizeof(got));
 	if (len == -ENODATA)
-		len = lfs_set_xattr(sbi, sbi->index, LFS_XATTR_INDEX_UPPER,
-				    &want, sizeof(want));
+		len = lfs_set_marker(sbi, sbi->index, LFS_XA_INDEX_UPPER,
+				     &want, sizeof(want));
 	else if (len == sizeof(got) && !memcmp(&got, &want, sizeof(got)))
 		len = 0;
 	else if (len >= 0 || len == -ERANGE)
@@ -337,16 +337,16 @@ static int lfs_index_claim(struct fs_context *fc, struct lfs_sb *sbi)
  * An index entry no name uses any more: only index/ links the copy, and
  * no lower name is left to show it (every one was linked up, then went).
  */
-static bool lfs_index_orphan(struct dentry *d)
+static bool lfs_index_orphan(const struct lfs_sb *sbi, struct dentry *d)
 {
 	struct lfs_origin origin;
 	unsigned int lower_links;
 
 	if (d_is_negative(d) || d_is_dir(d) || d_inode(d)->i_nlink != 1 ||
-	    lfs_read_origin(d, &origin) ||
+	    lfs_read_origin(sbi, d, &origin) ||
 	    !(origin.flags & LFS_ORIGIN_INDEXED))
 		return false;
-	return !lfs_read_lower_links(d, &lower_links) && !lower_links;
+	return !lfs_read_lower_links(sbi, d, &lower_links) && !lower_links;
 }
 
 /* remove the index entries no name uses any more (lfs_index_orphan()) */
@@ -372,7 +372,7 @@ static int lfs_index_cleanup(struct fs_context *fc, struct lfs_sb *sbi)
 			err = PTR_ERR(d);
 			break;
 		}
-		if (lfs_index_orphan(d))
+		if (lfs_index_orphan(sbi, d))
 			err = lfs_unlink_real(userns, sbi->index, d);
 		dput(d);
 	}
@@ -385,18 +385,20 @@ out:
 	return err;
 }
 
-/* trusted.* xattrs carry every marker: the upper filesystem must keep them */
+/*
+ * xattrs under the mount's prefix carry every marker: the upper
+ * filesystem must keep them (tmpfs keeps no user.* xattrs before 6.6)
+ */
 static int lfs_probe_xattr(struct fs_context *fc, struct lfs_sb *sbi)
 {
-	static const char probe[] = LFS_XATTR_PREFIX "lfs.probe";
 	int err;
 
-	err = lfs_set_xattr(sbi, sbi->work, probe, LFS_XATTR_TRUE, 1);
+	err = lfs_set_marker(sbi, sbi->work, LFS_XA_PROBE, LFS_XATTR_TRUE, 1);
 	if (!err)
-		err = vfs_removexattr(mnt_user_ns(sbi->upper->mnt), sbi->work, probe);
+		err = lfs_remove_marker(sbi, sbi->work, LFS_XA_PROBE);
 	if (err)
-		lfs_err(fc, "upperdir \"%s\": the filesystem does not keep trusted.* xattrs (%d)",
-			sbi->upper->name, err);
+		lfs_err(fc, "upperdir \"%s\": the filesystem does not keep %s* xattrs (%d)",
+			sbi->upper->name, sbi->xattr->prefix, err);
 	return err ? -EINVAL : 0;
 }
 
@@ -601,7 +603,7 @@ struct dentry *lfs_work_whiteout(struct lfs_sb *sbi)
 	wh = lfs_work_create(sbi, &nw);
 	if (IS_ERR(wh))
 		return wh;
-	err = lfs_set_xattr(sbi, wh, LFS_XATTR_WHITEOUT, LFS_XATTR_TRUE, 1);
+	err = lfs_set_marker(sbi, wh, LFS_XA_WHITEOUT, LFS_XATTR_TRUE, 1);
 	if (err) {
 		lfs_work_remove(sbi, wh);
 		dput(wh);
@@ -650,6 +652,37 @@ int lfs_set_xattr(struct lfs_sb *sbi, struct dentry *upper, const char *name,
 }
 
 /**
+ * lfs_set_marker - set one of the mount's markers on an upper object
+ * @sbi: the superblock info: the marker's name (lfs_xattr_name())
+ * @upper: the upper object
+ * @xa: the marker
+ * @value: its value
+ * @size: the value's length
+ *
+ * Caller runs as the mounter.
+ */
+int lfs_set_marker(struct lfs_sb *sbi, struct dentry *upper, enum lfs_xattr xa,
+		   const void *value, size_t size)
+{
+	return lfs_set_xattr(sbi, upper, lfs_xattr_name(sbi, xa), value, size);
+}
+
+/**
+ * lfs_remove_marker - remove one of the mount's markers from an upper object
+ * @sbi: the superblock info
+ * @upper: the upper object
+ * @xa: the marker
+ *
+ * Caller runs as the mounter.  Return: 0, or -errno (-ENODATA: none).
+ */
+int lfs_remove_marker(struct lfs_sb *sbi, struct dentry *upper,
+		      enum lfs_xattr xa)
+{
+	return vfs_removexattr(mnt_user_ns(sbi->upper->mnt), upper,
+			       lfs_xattr_name(sbi, xa));
+}
+
+/**
  * lfs_clear_whiteouts - remove the whiteouts of an upper directory
  * @sbi: the superblock info
  * @upperdir: the directory, not locked
@@ -683,7 +716,7 @@ int lfs_clear_whiteouts(struct lfs_sb *sbi, struct dentry *upperdir)
 		if (d_is_positive(child)) {
 			if (lfs_aufs(sbi) && lfs_is_aufs_name(rec + 1, strlen(rec + 1)))
 				err = lfs_unlink_real(userns, upperdir, child);
-			else if (lfs_is_whiteout(sbi->upper, child, 0))
+			else if (lfs_is_whiteout(sbi, sbi->upper, child, 0))
 				err = vfs_unlink(userns, dir, child, NULL);
 			else
 				err = -ENOTEMPTY;
@@ -776,13 +809,13 @@ void lfs_index_name(u64 ino, char *buf)
  * is not (squashfs, erofs and isofs have no generations): a lower file
  * must never show another type's object.
  */
-static bool lfs_index_matches(struct dentry *d, u64 ino,
-			      const struct inode *lower)
+static bool lfs_index_matches(const struct lfs_sb *sbi, struct dentry *d,
+			      u64 ino, const struct inode *lower)
 {
 	struct inode *copy = d_inode(d);
 	struct lfs_origin origin;
 
-	if (!copy || d_is_dir(d) || lfs_read_origin(d, &origin))
+	if (!copy || d_is_dir(d) || lfs_read_origin(sbi, d, &origin))
 		return false;
 	if (!(origin.flags & LFS_ORIGIN_INDEXED) ||
 	    le64_to_cpu(origin.ino) != ino ||
@@ -846,7 +879,7 @@ struct dentry *lfs_index_lookup(struct lfs_sb *sbi, u64 ino,
 				strlen(name));
 	if (IS_ERR(d))
 		return PTR_ERR(d) == -ENOENT ? NULL : d;
-	if (lfs_index_matches(d, ino, lower))
+	if (lfs_index_matches(sbi, d, ino, lower))
 		return d;
 	dput(d);
 	return NULL;

@@ -23,7 +23,8 @@
  * default, LFS_XATTR_USER_PREFIX with the mount option LFS_OPT_USERXATTR
  * (overlay's "userxattr").  A marker's full name is the prefix followed
  * by its LFS_XATTR_SUFFIX_*; the LFS_XATTR_* full names below are those
- * under LFS_XATTR_PREFIX.
+ * under LFS_XATTR_PREFIX (the module checks at build time that both
+ * spellings agree).
  */
 #define LFS_XATTR_PREFIX		"trusted.overlay."
 #define LFS_XATTR_USER_PREFIX		"user.overlay."
@@ -40,21 +41,21 @@
 #define LFS_XATTR_SUFFIX_PROBE		"lfs.probe"
 
 /* a native whiteout: a symlink to LFS_WHITEOUT_TARGET with this xattr "y" */
-#define LFS_XATTR_WHITEOUT		LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_WHITEOUT
+#define LFS_XATTR_WHITEOUT		LFS_XATTR_PREFIX "whiteout"
 #define LFS_WHITEOUT_TARGET		"(overlay-whiteout)"
 
 /* a directory with this xattr "y" hides every lower layer below it */
-#define LFS_XATTR_OPAQUE		LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_OPAQUE
+#define LFS_XATTR_OPAQUE		LFS_XATTR_PREFIX "opaque"
 
 /* a moved directory records where its lower parts live */
-#define LFS_XATTR_REDIRECT		LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_REDIRECT
+#define LFS_XATTR_REDIRECT		LFS_XATTR_PREFIX "redirect"
 
 /*
  * The lower object a copied-up object came from: a struct lfs_origin.
  * Not upstream's "origin" (a file handle), so that neither reads the
  * other's.
  */
-#define LFS_XATTR_ORIGIN		LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_ORIGIN
+#define LFS_XATTR_ORIGIN		LFS_XATTR_PREFIX "lfs.origin"
 
 #define LFS_ORIGIN_V1			1
 
@@ -78,7 +79,7 @@ struct lfs_origin {
  * (the index's own) + this.  A lower name is linked up before it is removed, so this
  * only ever goes down, by one for each name linked up.
  */
-#define LFS_XATTR_LOWER_LINKS		LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_LOWER_LINKS
+#define LFS_XATTR_LOWER_LINKS		LFS_XATTR_PREFIX "lfs.lowerlinks"
 
 /*
  * On an upper object: its append-only ("a") and immutable ("i") flags,
@@ -86,7 +87,7 @@ struct lfs_origin {
  * copy so marked could not be moved into place, nor a child be copied
  * into such a directory.  Overlay's name and format.
  */
-#define LFS_XATTR_PROTATTR		LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_PROTATTR
+#define LFS_XATTR_PROTATTR		LFS_XATTR_PREFIX "protattr"
 
 /*
  * On workdir's index/: the upper directory whose copies it links, a
@@ -94,7 +95,7 @@ struct lfs_origin {
  * mount with another upper directory is refused (-ESTALE): the index's
  * entries are links to that directory's files.
  */
-#define LFS_XATTR_INDEX_UPPER		LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_INDEX_UPPER
+#define LFS_XATTR_INDEX_UPPER		LFS_XATTR_PREFIX "lfs.indexupper"
 
 #define LFS_INDEX_UPPER_V1		1
 

@@ -223,6 +223,20 @@ static int lfs_cu_copy_xattr(struct lfs_cu *cu, const char *name)
 	return err;
 }
 
+/*
+ * Markers are not copied: the copy gets the mount's own anew.  With
+ * userxattr, the trusted.overlay.* names a lower layer holds are not
+ * copied either: the mount shows them as data, but in the upper layer
+ * they would be markers to a later mount without userxattr, and a
+ * userxattr mount writes no trusted.overlay.* name of its own accord.
+ */
+static bool lfs_cu_skip_xattr(const struct lfs_sb *sbi, const char *name)
+{
+	return lfs_is_private_xattr(sbi, name) ||
+	       (sbi->userxattr &&
+		!strncmp(name, LFS_XATTR_PREFIX, sizeof(LFS_XATTR_PREFIX) - 1));
+}
+
 static int lfs_cu_copy_xattrs(struct lfs_cu *cu)
 {
 	ssize_t len, size;
@@ -241,7 +255,7 @@ static int lfs_cu_copy_xattrs(struct lfs_cu *cu)
 		goto out;
 	}
 	for (name = list; !err && name < list + len; name += strlen(name) + 1) {
-		if (lfs_is_private_xattr(cu->sbi, name))
+		if (lfs_cu_skip_xattr(cu->sbi, name))
 			continue;
 		err = lfs_cu_copy_xattr(cu, name);
 	}
@@ -336,7 +350,7 @@ static int lfs_cu_copy_attrs(struct lfs_cu *cu)
 		err = lfs_cu_copy_xattrs(cu);
 	if (!err)
 		err = lfs_cu_copy_fileattr(cu);
-	if (!err)
+	if (!err && lfs_use_origin(cu->sbi))
 		err = lfs_cu_set_origin(cu);
 	if (!err && cu->indexed)
 		err = lfs_write_lower_links(cu->sbi, cu->temp,
@@ -534,7 +548,8 @@ static int lfs_cu_prepare(struct lfs_cu *cu)
 	 * Any non-directory may have several names: symlinks, devices,
 	 * fifos and sockets too, not only regular files.
 	 */
-	cu->indexed = !S_ISDIR(cu->stat.mode) && cu->stat.nlink > 1;
+	cu->indexed = cu->sbi->index && !S_ISDIR(cu->stat.mode) &&
+		      cu->stat.nlink > 1;
 	return 0;
 }
 
@@ -796,7 +811,8 @@ int lfs_copy_up(struct dentry *dentry)
  * Before a name of such an object (any type but a directory) goes, its
  * inode gets a copy in the index
  * and the name a link to it, so that the index's count of lower names
- * stays true (see LFS_XATTR_LOWER_LINKS in uapi).  Other objects: nothing to do.
+ * stays true (see LFS_XATTR_LOWER_LINKS in uapi).  Other objects, and
+ * every object of a mount without the index (userxattr), need nothing.
  * Caller holds write access to the upper layer.
  * Return: 0, or -errno.
  */
@@ -805,7 +821,8 @@ int lfs_copy_up_hardlink(struct dentry *dentry)
 	struct inode *inode = d_inode(dentry);
 	struct lfs_inode *li = LFS_I(inode);
 
-	if (S_ISDIR(inode->i_mode) || lfs_upper(dentry) || !LFS_E(dentry)->nr)
+	if (S_ISDIR(inode->i_mode) || lfs_upper(dentry) || !LFS_E(dentry)->nr ||
+	    !LFS_SB(dentry->d_sb)->index)
 		return 0;
 	if (!test_bit(LFS_I_INDEXED, &li->flags) &&
 	    (!li->lower || li->lower->i_nlink < 2))

@@ -8,10 +8,10 @@
  * directory holds depends on where it stands.
  *
  * Inode numbers: the real inode number of the lower original (kept in
- * the origin marker once copied up), or of the upper object for what was
- * made there, with the index of its filesystem in the top bits when the
- * layers span several filesystems (see lfs_ino()).  readdir reports the
- * same numbers.
+ * the origin marker once copied up, but with userxattr), or of the upper
+ * object for what was made there or copied up with userxattr, with the
+ * index of its filesystem in the top bits when the layers span several
+ * filesystems (see lfs_ino()).  readdir reports the same numbers.
  *
  * Permission model: the caller is checked against the layerfs inode (the
  * real object's owner, mode and ACLs), and the mounter against the real
@@ -372,8 +372,10 @@ static int lfs_inode_test(struct inode *inode, void *data)
 		return 0;
 	if (test_bit(LFS_I_BY_INO, &li->flags) != key->by_ino)
 		return 0;
+	/* a lower object whose links a copy-up breaks is never shared */
 	if (!key->by_ino)
-		return upper && d_inode(upper) == d_inode(key->upper);
+		return upper && key->upper &&
+		       d_inode(upper) == d_inode(key->upper);
 	return inode->i_ino == key->ino && lfs_inode_same_object(li, upper, key);
 }
 
@@ -417,7 +419,8 @@ static bool lfs_origin_indexed(struct lfs_sb *sbi,
  * st_ino, and how the inode cache finds the object.  Objects that came
  * from a lower layer keep the number of their lower original, also once
  * copied up (the origin marker remembers it); objects made in the upper
- * layer have their own.
+ * layer have their own, and so have copies on a mount that reads no
+ * origin marker (userxattr: lfs_use_origin()).
  */
 static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 			 struct dentry *index, struct lfs_ikey *key)
@@ -446,9 +449,9 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 		key->ino = le64_to_cpu(origin.ino);
 		key->real_ino = le64_to_cpu(origin.real_ino);
 		key->generation = le32_to_cpu(origin.generation);
-	} else if (e->nr) {
-		key->by_ino = true;
+	} else if (e->nr && (lfs_use_origin(sbi) || !e->upper)) {
 		key->lower = d_inode(e->real[0].dentry);
+		key->by_ino = !lfs_copy_up_breaks_links(sbi, key->lower);
 		key->ino = lfs_ino(sbi, e->real[0].layer, key->lower->i_ino);
 	} else {
 		key->ino = lfs_ino(sbi, sbi->upper, d_inode(e->upper)->i_ino);
@@ -513,6 +516,21 @@ void lfs_evict_inode(struct inode *inode)
 	li->upper = NULL;
 }
 
+/*
+ * st_ino: the inode's number.  On a mount that keeps no origin markers
+ * (userxattr), an object with an upper copy shows the copy's number from
+ * the copy-up on, as readdir and a later lookup do.
+ */
+static u64 lfs_stat_ino(struct inode *inode)
+{
+	struct lfs_sb *sbi = LFS_SB(inode->i_sb);
+	struct dentry *upper = lfs_i_upper(inode);
+
+	if (lfs_use_origin(sbi) || !upper)
+		return inode->i_ino;
+	return lfs_ino(sbi, sbi->upper, d_inode(upper)->i_ino);
+}
+
 static int lfs_getattr(struct user_namespace *mnt_userns,
 		       const struct path *path, struct kstat *stat,
 		       u32 request_mask, unsigned int flags)
@@ -531,7 +549,7 @@ static int lfs_getattr(struct user_namespace *mnt_userns,
 		return err;
 
 	stat->dev = inode->i_sb->s_dev;
-	stat->ino = inode->i_ino;
+	stat->ino = lfs_stat_ino(inode);
 	if (S_ISDIR(inode->i_mode)) {
 		/* a merged directory's link count means nothing: "unknown" */
 		if (LFS_E(dentry)->nr > (lfs_upper(dentry) ? 0 : 1))

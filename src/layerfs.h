@@ -112,6 +112,7 @@ struct lfs_config {
 	enum lfs_whiteout_format whiteout; /* its value */
 	unsigned int given;		/* BIT(enum lfs_param) of each given (super.c) */
 	enum lfs_redirect_mode redirect; /* "redirect_dir=" */
+	bool index;			/* "index=": its value, when given */
 };
 
 /* Per-superblock state.  Immutable after fill_super. */
@@ -133,6 +134,7 @@ struct lfs_sb {
 	enum lfs_nameindex_mode nameindex; /* name indexes for deep directories */
 	enum lfs_whiteout_format whiteout; /* whiteout= */
 	enum lfs_redirect_mode redirect; /* redirect_dir= */
+	bool userxattr;			/* userxattr: markers are user.overlay.* */
 	const struct lfs_xattr_ns *xattr; /* the markers' names (lfs_xattr_name()) */
 	unsigned int given;		/* lfs_config.given: what show_options shows */
 	bool volatile_mount;		/* volatile: no sync reaches the upper layer */
@@ -149,6 +151,32 @@ static inline bool lfs_redirect_follow(const struct lfs_sb *sbi)
 static inline bool lfs_redirect_create(const struct lfs_sb *sbi)
 {
 	return sbi->redirect == LFS_REDIRECT_ON;
+}
+
+/*
+ * Are origin markers written at copy-up and read at lookup?  Not with
+ * userxattr: whoever owns the layers writes user.* xattrs, and an origin
+ * would let a copy take another object's st_ino and join its inode
+ * (lfs_make_key()).  Copies then show their own inode number.
+ */
+static inline bool lfs_use_origin(const struct lfs_sb *sbi)
+{
+	return !sbi->userxattr;
+}
+
+/*
+ * Does a copy-up break a lower hard link?  When the mount can copy up
+ * and has no hard-link index (userxattr), a lower non-directory with
+ * several names is copied up for the one name written through, and the
+ * others keep showing the lower object.  Their layerfs inodes must not
+ * be shared then, or a name would show (and link to) a copy that is not
+ * its own, which its unlink may leave without a link.
+ */
+static inline bool lfs_copy_up_breaks_links(const struct lfs_sb *sbi,
+					    const struct inode *lower)
+{
+	return sbi->upper && !sbi->index && !S_ISDIR(lower->i_mode) &&
+	       lower->i_nlink > 1;
 }
 
 /* A marker's full name on this mount. */

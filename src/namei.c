@@ -199,13 +199,16 @@ int lfs_dir_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
  * @origin: filled in
  *
  * Caller must run with the mounter's credentials.
- * Return: 0, or -ENODATA when there is no valid marker.
+ * Return: 0, or -ENODATA when there is no valid marker, or the mount
+ * does not read them (userxattr: lfs_use_origin()).
  */
 int lfs_read_origin(const struct lfs_sb *sbi, struct dentry *upper,
 		    struct lfs_origin *origin)
 {
 	int len;
 
+	if (!lfs_use_origin(sbi))
+		return -ENODATA;
 	len = lfs_get_marker(sbi, sbi->upper, upper, LFS_XA_ORIGIN, origin,
 			     sizeof(*origin));
 	if (len != sizeof(*origin) || origin->version != LFS_ORIGIN_V1)
@@ -823,7 +826,7 @@ static struct dentry *lfs_lookup_index(struct super_block *sb,
 	const struct lfs_real *r = &e->real[0];
 	struct inode *lower;
 
-	if (!sbi->upper || e->upper || e->nr != 1)
+	if (!sbi->index || e->upper || e->nr != 1)
 		return NULL;
 	lower = d_inode(r->dentry);
 	if (S_ISDIR(lower->i_mode) || lower->i_nlink < 2)

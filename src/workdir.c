@@ -386,6 +386,31 @@ out:
 }
 
 /*
+ * index/, the hard-link index, claimed for this upper directory and
+ * rid of its unused entries.  A userxattr mount has none: its entries
+ * are matched by origin markers, which such a mount does not read
+ * (lfs_use_origin()); an index/ that a mount without userxattr made
+ * stays as it is.
+ */
+static int lfs_index_prepare(struct fs_context *fc, struct lfs_sb *sbi)
+{
+	int err;
+
+	if (!lfs_use_origin(sbi))
+		return 0;
+	sbi->index = lfs_work_subdir(fc, sbi, LFS_INDEX_NAME);
+	if (IS_ERR(sbi->index)) {
+		err = PTR_ERR(sbi->index);
+		sbi->index = NULL;
+		return err;
+	}
+	err = lfs_index_claim(fc, sbi);
+	if (!err)
+		err = lfs_index_cleanup(fc, sbi);
+	return err;
+}
+
+/*
  * xattrs under the mount's prefix carry every marker: the upper
  * filesystem must keep them (tmpfs keeps no user.* xattrs before 6.6)
  */
@@ -475,19 +500,11 @@ int lfs_work_prepare(struct fs_context *fc, struct lfs_sb *sbi)
 			sbi->work_name, LFS_WORK_NAME, err);
 		goto out;
 	}
-	sbi->index = lfs_work_subdir(fc, sbi, LFS_INDEX_NAME);
-	if (IS_ERR(sbi->index)) {
-		err = PTR_ERR(sbi->index);
-		sbi->index = NULL;
-		goto out;
-	}
 	err = lfs_probe_xattr(fc, sbi);
 	if (!err)
 		err = lfs_probe_dtype(fc, sbi);
 	if (!err)
-		err = lfs_index_claim(fc, sbi);
-	if (!err)
-		err = lfs_index_cleanup(fc, sbi);
+		err = lfs_index_prepare(fc, sbi);
 	if (!err && sbi->volatile_mount)
 		err = lfs_work_mark_volatile(fc, sbi);
 out:

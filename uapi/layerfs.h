@@ -28,7 +28,6 @@
  */
 #define LFS_XATTR_PREFIX		"trusted.overlay."
 #define LFS_XATTR_USER_PREFIX		"user.overlay."
-#define LFS_OPT_USERXATTR		"userxattr"
 
 #define LFS_XATTR_SUFFIX_WHITEOUT	"whiteout"
 #define LFS_XATTR_SUFFIX_OPAQUE		"opaque"

@@ -223,20 +223,6 @@ static int lfs_cu_copy_xattr(struct lfs_cu *cu, const char *name)
 	return err;
 }
 
-/*
- * Markers are not copied: the copy gets the mount's own anew.  With
- * userxattr, the trusted.overlay.* names a lower layer holds are not
- * copied either: the mount shows them as data, but in the upper layer
- * they would be markers to a later mount without userxattr, and a
- * userxattr mount writes no trusted.overlay.* name of its own accord.
- */
-static bool lfs_cu_skip_xattr(const struct lfs_sb *sbi, const char *name)
-{
-	return lfs_is_private_xattr(sbi, name) ||
-	       (sbi->userxattr &&
-		!strncmp(name, LFS_XATTR_PREFIX, sizeof(LFS_XATTR_PREFIX) - 1));
-}
-
 static int lfs_cu_copy_xattrs(struct lfs_cu *cu)
 {
 	ssize_t len, size;
@@ -255,7 +241,8 @@ static int lfs_cu_copy_xattrs(struct lfs_cu *cu)
 		goto out;
 	}
 	for (name = list; !err && name < list + len; name += strlen(name) + 1) {
-		if (lfs_cu_skip_xattr(cu->sbi, name))
+		/* markers are not copied: the copy gets the mount's own anew */
+		if (lfs_is_private_xattr(cu->sbi, name))
 			continue;
 		err = lfs_cu_copy_xattr(cu, name);
 	}

@@ -180,6 +180,23 @@ static const struct address_space_operations lfs_aops = {
 	.direct_IO	= noop_direct_IO,
 };
 
+/*
+ * On a mount that reads no origin marker (userxattr: lfs_use_origin()),
+ * a later lookup finds a copy by its upper inode alone (lfs_make_key()):
+ * a cached inode of a non-directory moves to that key when it gets its
+ * copy, before the copy can have a second name, so that every name of
+ * the copy shares the one inode (its flags, mode, locks).  Directories
+ * are never hashed.
+ */
+static void lfs_inode_rehash_copy(struct inode *inode, struct dentry *upper)
+{
+	if (lfs_use_origin(LFS_SB(inode->i_sb)) || S_ISDIR(inode->i_mode))
+		return;
+	remove_inode_hash(inode);
+	clear_bit(LFS_I_BY_INO, &LFS_I(inode)->flags);
+	__insert_inode_hash(inode, (unsigned long)d_inode(upper));
+}
+
 /**
  * lfs_inode_set_upper - give an inode its upper object
  * @inode: the layerfs inode
@@ -190,13 +207,17 @@ static const struct address_space_operations lfs_aops = {
 void lfs_inode_set_upper(struct inode *inode, struct dentry *upper)
 {
 	struct lfs_inode *li = LFS_I(inode);
+	bool first = false;
 
 	spin_lock(&inode->i_lock);
 	if (!li->upper) {
 		/* publish a complete dentry; pairs with lfs_i_upper() */
 		smp_store_release(&li->upper, dget(upper));
+		first = true;
 	}
 	spin_unlock(&inode->i_lock);
+	if (first)
+		lfs_inode_rehash_copy(inode, upper);
 	lfs_copy_attr(inode, d_inode(upper));
 	lfs_update_nlink(inode);
 }
@@ -419,8 +440,10 @@ static bool lfs_origin_indexed(struct lfs_sb *sbi,
  * st_ino, and how the inode cache finds the object.  Objects that came
  * from a lower layer keep the number of their lower original, also once
  * copied up (the origin marker remembers it); objects made in the upper
- * layer have their own, and so have copies on a mount that reads no
- * origin marker (userxattr: lfs_use_origin()).
+ * layer have their own, and so have copies of non-directories on a mount
+ * that reads no origin marker (userxattr: lfs_use_origin()).  A merged
+ * directory is found by its path in every layer (no redirect is followed
+ * there), so it keeps its lower number on every mount.
  */
 static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 			 struct dentry *index, struct lfs_ikey *key)
@@ -449,7 +472,8 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 		key->ino = le64_to_cpu(origin.ino);
 		key->real_ino = le64_to_cpu(origin.real_ino);
 		key->generation = le32_to_cpu(origin.generation);
-	} else if (e->nr && (lfs_use_origin(sbi) || !e->upper)) {
+	} else if (e->nr && (lfs_use_origin(sbi) || !e->upper ||
+			     d_is_dir(e->upper))) {
 		key->lower = d_inode(e->real[0].dentry);
 		key->by_ino = !lfs_copy_up_breaks_links(sbi, key->lower);
 		key->ino = lfs_ino(sbi, e->real[0].layer, key->lower->i_ino);
@@ -518,15 +542,15 @@ void lfs_evict_inode(struct inode *inode)
 
 /*
  * st_ino: the inode's number.  On a mount that keeps no origin markers
- * (userxattr), an object with an upper copy shows the copy's number from
- * the copy-up on, as readdir and a later lookup do.
+ * (userxattr), a non-directory with an upper copy shows the copy's number
+ * from the copy-up on, as readdir and a later lookup do.
  */
 static u64 lfs_stat_ino(struct inode *inode)
 {
 	struct lfs_sb *sbi = LFS_SB(inode->i_sb);
 	struct dentry *upper = lfs_i_upper(inode);
 
-	if (lfs_use_origin(sbi) || !upper)
+	if (lfs_use_origin(sbi) || !upper || S_ISDIR(inode->i_mode))
 		return inode->i_ino;
 	return lfs_ino(sbi, sbi->upper, d_inode(upper)->i_ino);
 }

@@ -45,13 +45,17 @@ d w'
 	[ ! -e "$WORK/w/index" ]
 }
 
-@test "what the mount writes is user.overlay.*: whiteouts are 0/0 devices, no trusted.overlay.* and no origin marker" {
+@test "what the mount writes is user.overlay.*: whiteouts are 0/0 devices, no trusted.overlay.* and no origin marker; a copy keeps trusted.overlay.* data, not user.overlay.* markers" {
 	lfs_workdir ext4
 	mktree "$WORK" <<<'f L0/d/x x
 f L0/d/y y
 d L0/e
 f L0/f old
 f L0/g g
+f L0/c c
+a L0/c trusted.overlay.data tv
+a L0/c user.overlay.data uv
+a L0/c user.plain pv
 d u
 d w'
 	umount_x "$WORK/mnt" "$WORK/L0" "$(upper_opts)"
@@ -60,6 +64,7 @@ d w'
 	write f new
 	rmdir e
 	mkdir e
+	chmod c 0600
 	EOF
 	chattr +a "$WORK/mnt/g"
 	run_ops "$WORK/u" <<-'EOF'
@@ -67,12 +72,16 @@ d w'
 	getxattr e user.overlay.opaque => y
 	getxattr g user.overlay.protattr => a
 	read f => new
+	getxattr c trusted.overlay.data => tv
+	getxattr c user.plain => pv
+	getxattr c user.overlay.data => ENODATA
 	EOF
 	local attrs
 	attrs=$(getfattr -R -d -m - --absolute-names "$WORK/u" "$WORK/w" 2>&1)
 	echo "$attrs"
 	[[ $attrs == *user.overlay.opaque* ]]
-	[[ $attrs != *trusted.overlay.* ]]
+	# the copy's data aside, no trusted.overlay.* name
+	[ "$(grep -c 'trusted\.overlay\.' <<<"$attrs")" = 1 ]
 	[[ $attrs != *lfs.origin* ]]
 }
 
@@ -218,14 +227,23 @@ d w'
 	# the same mount with options that agree with userxattr
 	out=$("$PROBE" mount2 layerfs "$WORK/mnt" "$low$up,userxattr,redirect_dir=nofollow,index=off,whiteout=aufs")
 	[ "$out" = "mount: ok" ]
+	log_mark "t$BATS_TEST_NUMBER-remount-index"
 	out=$("$PROBE" mount2 layerfs "$WORK/mnt" "index=on" remount)
 	[ "$out" = "mount: EINVAL" ]
 	umount "$WORK/mnt"
 	# nor can a remount turn it on
 	out=$("$PROBE" mount2 layerfs "$WORK/mnt" "$low$up")
 	[ "$out" = "mount: ok" ]
+	log_mark "t$BATS_TEST_NUMBER-remount-userxattr"
 	out=$("$PROBE" mount2 layerfs "$WORK/mnt" "userxattr" remount)
 	[ "$out" = "mount: EINVAL" ]
+	log=$(dmesg)
+	log_since "t$BATS_TEST_NUMBER-remount-index" "$log"
+	echo "$LOG_CASE"
+	[[ $LOG_CASE =~ layerfs:\ .*index ]]
+	log_since "t$BATS_TEST_NUMBER-remount-userxattr" "$log"
+	echo "$LOG_CASE"
+	[[ $LOG_CASE =~ layerfs:\ .*userxattr ]]
 }
 
 @test "with userxattr a copy-up breaks a lower hard link, as overlay without the index: the other name keeps the lower data" {
@@ -264,4 +282,62 @@ d w'
 	[ "${after%$'\n'*}" = "${after#*$'\n'}" ]
 	echo 2 >/proc/sys/vm/drop_caches
 	[ "$(stat -c %i "$WORK/mnt/f")" = "${after#*$'\n'}" ]
+}
+
+@test "with userxattr a directory keeps its lower inode number through its copy-up, in stat, readdir and '.'" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f L0/a/b/c/f f
+d L1/a/b/c
+f L1/a/b/c/g g
+d u
+d w'
+	umount_x "$WORK/mnt" "$WORK/L0:$WORK/L1" "$(upper_opts)"
+	local m=$WORK/mnt before after listed dot
+	before=$(stat -c %i "$m/a" "$m/a/b" "$m/a/b/c")
+	[ "$before" = "$(stat -c %i "$WORK/L0/a" "$WORK/L0/a/b" "$WORK/L0/a/b/c")" ]
+	# copies up a, a/b and a/b/c
+	run_ops "$m" <<<'unlink a/b/c/f'
+	[ -d "$WORK/u/a/b/c" ]
+	after=$(stat -c %i "$m/a" "$m/a/b" "$m/a/b/c")
+	[ "$before" = "$after" ]
+	listed=$(ls -ia "$m/a/b" | awk '$2 == "c" { print $1 }')
+	dot=$(ls -ia "$m/a/b/c" | awk '$2 == "." { print $1 }')
+	echo "stat: $after; readdir: $listed; dot: $dot"
+	[ "$listed" = "${after##*$'\n'}" ]
+	[ "$dot" = "${after##*$'\n'}" ]
+	# the same after a remount, and for a directory made in the upper only
+	mkdir "$m/new"
+	umount "$m"
+	umount_x "$m" "$WORK/L0:$WORK/L1" "$(upper_opts)"
+	[ "$(stat -c %i "$m/a" "$m/a/b" "$m/a/b/c")" = "$before" ]
+	[ "$(stat -c %i "$m/new")" = "$(stat -c %i "$WORK/u/new")" ]
+	[ "$(ls -ia "$m" | awk '$2 == "new" { print $1 }')" = "$(stat -c %i "$WORK/u/new")" ]
+	# rm -rf of the deep tree walks it by number
+	rm -rf "$m/a"
+	[ ! -e "$m/a" ]
+}
+
+@test "with userxattr every name of a copy shares one inode: chattr +i through one name holds through another after the cache drops the first" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f L0/f old
+d u
+d w'
+	umount_x "$WORK/mnt" "$WORK/L0" "$(upper_opts)"
+	local m=$WORK/mnt
+	exec {fd}<"$m/f"
+	ln "$m/f" "$m/g"
+	exec {fd}<&-
+	# g keeps its inode; f's dentry goes, and is looked up again
+	exec {fd}<"$m/g"
+	echo 2 >/proc/sys/vm/drop_caches
+	chattr +i "$m/f"
+	run_ops "$m" <<-'EOF'
+	append g x => EPERM
+	write f x => EPERM
+	EOF
+	chattr -i "$m/f"
+	chmod 0600 "$m/f"
+	[ "$(stat -c %a "$m/g")" = 600 ]
+	exec {fd}<&-
+	[ "$(stat -c %i "$m/f")" = "$(stat -c %i "$m/g")" ]
 }

@@ -323,7 +323,7 @@ d w'
 d u
 d w'
 	umount_x "$WORK/mnt" "$WORK/L0" "$(upper_opts)"
-	local m=$WORK/mnt
+	local m=$WORK/mnt fd out rc=0 mode
 	exec {fd}<"$m/f"
 	ln "$m/f" "$m/g"
 	exec {fd}<&-
@@ -331,13 +331,18 @@ d w'
 	exec {fd}<"$m/g"
 	echo 2 >/proc/sys/vm/drop_caches
 	chattr +i "$m/f"
-	run_ops "$m" <<-'EOF'
+	out=$(run_ops "$m" 2>&1 <<-'EOF'
 	append g x => EPERM
 	write f x => EPERM
 	EOF
+	) || rc=1
 	chattr -i "$m/f"
 	chmod 0600 "$m/f"
-	[ "$(stat -c %a "$m/g")" = 600 ]
+	mode=$(stat -c %a "$m/g")
+	# (closed before any check: the mount must come down)
 	exec {fd}<&-
+	echo "$out"
+	[ "$rc" = 0 ]
+	[ "$mode" = 600 ]
 	[ "$(stat -c %i "$m/f")" = "$(stat -c %i "$m/g")" ]
 }

@@ -241,7 +241,8 @@ static int lfs_cu_copy_xattrs(struct lfs_cu *cu)
 		goto out;
 	}
 	for (name = list; !err && name < list + len; name += strlen(name) + 1) {
-		if (lfs_is_private_xattr(name))
+		/* markers are not copied: the copy gets the mount's own anew */
+		if (lfs_is_private_xattr(cu->sbi, name))
 			continue;
 		err = lfs_cu_copy_xattr(cu, name);
 	}
@@ -262,8 +263,8 @@ static int lfs_cu_set_origin(struct lfs_cu *cu)
 		.real_ino = cpu_to_le64(lower->i_ino),
 	};
 
-	return lfs_set_xattr(cu->sbi, cu->temp, LFS_XATTR_ORIGIN, &origin,
-			     sizeof(origin));
+	return lfs_set_marker(cu->sbi, cu->temp, LFS_XA_ORIGIN, &origin,
+			      sizeof(origin));
 }
 
 /* Record how many names of an indexed copy are still only below. */
@@ -272,8 +273,8 @@ static int lfs_write_lower_links(struct lfs_sb *sbi, struct dentry *upper,
 {
 	__le32 val = cpu_to_le32(lower_links);
 
-	return lfs_set_xattr(sbi, upper, LFS_XATTR_LOWER_LINKS, &val,
-			     sizeof(val));
+	return lfs_set_marker(sbi, upper, LFS_XA_LOWER_LINKS, &val,
+			      sizeof(val));
 }
 
 /* the fileattr flags a copy keeps on its inode */
@@ -336,7 +337,7 @@ static int lfs_cu_copy_attrs(struct lfs_cu *cu)
 		err = lfs_cu_copy_xattrs(cu);
 	if (!err)
 		err = lfs_cu_copy_fileattr(cu);
-	if (!err)
+	if (!err && lfs_use_origin(cu->sbi))
 		err = lfs_cu_set_origin(cu);
 	if (!err && cu->indexed)
 		err = lfs_write_lower_links(cu->sbi, cu->temp,
@@ -534,7 +535,8 @@ static int lfs_cu_prepare(struct lfs_cu *cu)
 	 * Any non-directory may have several names: symlinks, devices,
 	 * fifos and sockets too, not only regular files.
 	 */
-	cu->indexed = !S_ISDIR(cu->stat.mode) && cu->stat.nlink > 1;
+	cu->indexed = cu->sbi->index && !S_ISDIR(cu->stat.mode) &&
+		      cu->stat.nlink > 1;
 	return 0;
 }
 
@@ -796,7 +798,8 @@ int lfs_copy_up(struct dentry *dentry)
  * Before a name of such an object (any type but a directory) goes, its
  * inode gets a copy in the index
  * and the name a link to it, so that the index's count of lower names
- * stays true (see LFS_XATTR_LOWER_LINKS).  Other objects: nothing to do.
+ * stays true (see LFS_XATTR_LOWER_LINKS in uapi).  Other objects, and
+ * every object of a mount without the index (userxattr), need nothing.
  * Caller holds write access to the upper layer.
  * Return: 0, or -errno.
  */
@@ -805,7 +808,8 @@ int lfs_copy_up_hardlink(struct dentry *dentry)
 	struct inode *inode = d_inode(dentry);
 	struct lfs_inode *li = LFS_I(inode);
 
-	if (S_ISDIR(inode->i_mode) || lfs_upper(dentry) || !LFS_E(dentry)->nr)
+	if (S_ISDIR(inode->i_mode) || lfs_upper(dentry) || !LFS_E(dentry)->nr ||
+	    !LFS_SB(dentry->d_sb)->index)
 		return 0;
 	if (!test_bit(LFS_I_INDEXED, &li->flags) &&
 	    (!li->lower || li->lower->i_nlink < 2))

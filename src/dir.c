@@ -61,7 +61,7 @@ static int lfs_set_opaque(struct lfs_sb *sbi, struct dentry *upper)
 
 	if (lfs_aufs(sbi))
 		return lfs_aufs_mark(sbi, upper, &opq);
-	return lfs_set_xattr(sbi, upper, LFS_XATTR_OPAQUE, LFS_XATTR_TRUE, 1);
+	return lfs_set_marker(sbi, upper, LFS_XA_OPAQUE, LFS_XATTR_TRUE, 1);
 }
 
 /*
@@ -114,7 +114,7 @@ static struct dentry *lfs_install(struct lfs_sb *sbi, struct dentry *temp,
 		goto out_unlock;
 	err = -EEXIST;
 	if (target == trap ||
-	    (d_is_positive(target) && !lfs_is_whiteout(sbi->upper, target, 0)))
+	    (d_is_positive(target) && !lfs_is_whiteout(sbi, sbi->upper, target, 0)))
 		goto out_target;
 	if (d_is_dir(temp) && d_is_positive(target)) {
 		rd.flags = RENAME_EXCHANGE;
@@ -252,7 +252,7 @@ static struct dentry *lfs_make_upper(struct dentry *dentry, struct dentry *upper
 		target = lfs_create_real(sbi, upperdir, target, nw);
 		goto out_unlock;
 	}
-	if (d_is_positive(target) && !lfs_is_whiteout(sbi->upper, target, 0)) {
+	if (d_is_positive(target) && !lfs_is_whiteout(sbi, sbi->upper, target, 0)) {
 		/* the upper layer changed under the mount */
 		dput(target);
 		target = ERR_PTR(-EEXIST);
@@ -744,8 +744,9 @@ static char *lfs_lower_path(struct lfs_sb *sbi, struct dentry *dentry, char *buf
 
 		/* the path so far is at the end of buf; the redirect goes first */
 		if (upper)
-			len = lfs_real_getxattr(sbi->upper, upper, LFS_XATTR_REDIRECT,
-						redirect, p - buf - 1);
+			len = lfs_get_marker(sbi, sbi->upper, upper,
+					     LFS_XA_REDIRECT, redirect,
+					     p - buf - 1);
 		if (len > 0 && !memchr(redirect, '\0', len)) {
 			if (redirect[0] == '/') {
 				/* absolute: the rest of the way up is known */
@@ -788,8 +789,8 @@ static int lfs_set_redirect(struct lfs_sb *sbi, struct dentry *dentry)
 	buf = kmalloc(PATH_MAX, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	err = lfs_real_getxattr(sbi->upper, upper, LFS_XATTR_REDIRECT, buf,
-				PATH_MAX);
+	err = lfs_get_marker(sbi, sbi->upper, upper, LFS_XA_REDIRECT, buf,
+			     PATH_MAX);
 	if (err > 0 && buf[0] == '/') {
 		err = 0;
 		goto out;
@@ -797,8 +798,8 @@ static int lfs_set_redirect(struct lfs_sb *sbi, struct dentry *dentry)
 	path = lfs_lower_path(sbi, dentry, buf);
 	err = PTR_ERR_OR_ZERO(path);
 	if (!err)
-		err = lfs_set_xattr(sbi, upper, LFS_XATTR_REDIRECT, path,
-				    strlen(path));
+		err = lfs_set_marker(sbi, upper, LFS_XA_REDIRECT, path,
+				     strlen(path));
 out:
 	kfree(buf);
 	return err;
@@ -902,7 +903,7 @@ static int lfs_rename_upper(struct lfs_sb *sbi, struct dentry *old,
 		if (target != lfs_upper(new))
 			goto out_target;
 	} else if (d_is_positive(target) &&
-		   lfs_is_whiteout(sbi->upper, target, 0)) {
+		   lfs_is_whiteout(sbi, sbi->upper, target, 0)) {
 		/* swap with the whiteout: it then hides the old name */
 		flags |= RENAME_EXCHANGE;
 		*whiteout_left = true;
@@ -935,7 +936,7 @@ static int lfs_rename_fix_old(struct lfs_sb *sbi, struct dentry *olddir,
 	inode_lock_nested(d_inode(olddir), I_MUTEX_PARENT);
 	wh = lookup_one(userns, name->name, olddir, name->len);
 	if (!IS_ERR(wh)) {
-		if (d_is_positive(wh) && lfs_is_whiteout(sbi->upper, wh, 0))
+		if (d_is_positive(wh) && lfs_is_whiteout(sbi, sbi->upper, wh, 0))
 			err = vfs_unlink(userns, d_inode(olddir), wh, NULL);
 		dput(wh);
 	}

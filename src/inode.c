@@ -8,10 +8,10 @@
  * directory holds depends on where it stands.
  *
  * Inode numbers: the real inode number of the lower original (kept in
- * the origin marker once copied up), or of the upper object for what was
- * made there, with the index of its filesystem in the top bits when the
- * layers span several filesystems (see lfs_ino()).  readdir reports the
- * same numbers.
+ * the origin marker once copied up, but with userxattr), or of the upper
+ * object for what was made there or copied up with userxattr, with the
+ * index of its filesystem in the top bits when the layers span several
+ * filesystems (see lfs_ino()).  readdir reports the same numbers.
  *
  * Permission model: the caller is checked against the layerfs inode (the
  * real object's owner, mode and ACLs), and the mounter against the real
@@ -105,19 +105,20 @@ void lfs_copy_attr(struct inode *inode, const struct inode *real)
 }
 
 /*
- * The flags LFS_XATTR_PROTATTR of an upper object gives, as i_flags; 0
- * without a marker.  A marker that cannot be read or makes no sense
- * (only the mounter writes it) fails closed: append-only and immutable.
- * Caller runs as the mounter.
+ * The flags the protattr marker (LFS_XATTR_PROTATTR in uapi) of an upper
+ * object gives, as i_flags; 0 without a marker.  A marker that cannot be
+ * read or makes no sense (only the mounter writes it) fails closed:
+ * append-only and immutable.  Caller runs as the mounter.
  */
-static unsigned int lfs_read_protattr(struct dentry *upper)
+static unsigned int lfs_read_protattr(const struct lfs_sb *sbi,
+				      struct dentry *upper)
 {
 	unsigned int flags = 0;
 	char buf[8];
 	ssize_t len, i;
 
-	len = vfs_getxattr(&init_user_ns, upper, LFS_XATTR_PROTATTR, buf,
-			   sizeof(buf));
+	len = lfs_get_marker(sbi, sbi->upper, upper, LFS_XA_PROTATTR, buf,
+			     sizeof(buf));
 	if (len == -ENODATA || len == -EOPNOTSUPP)
 		return 0;
 	for (i = 0; i < len; i++) {
@@ -130,7 +131,7 @@ static unsigned int lfs_read_protattr(struct dentry *upper)
 	}
 	if (len < 0 || i < len) {
 		pr_warn_ratelimited("%pd: bad %s marker (%zd): append-only and immutable\n",
-				    upper, LFS_XATTR_PROTATTR, len);
+				    upper, lfs_xattr_name(sbi, LFS_XA_PROTATTR), len);
 		return S_APPEND | S_IMMUTABLE;
 	}
 	return flags;
@@ -162,11 +163,10 @@ int lfs_write_protattr(struct inode *inode, struct dentry *upper,
 		iflags |= S_IMMUTABLE;
 	}
 	if (len) {
-		err = lfs_set_xattr(sbi, upper, LFS_XATTR_PROTATTR, buf, len);
+		err = lfs_set_marker(sbi, upper, LFS_XA_PROTATTR, buf, len);
 	} else {
 		/* also a marker the inode has not read */
-		err = vfs_removexattr(mnt_user_ns(sbi->upper->mnt), upper,
-				      LFS_XATTR_PROTATTR);
+		err = lfs_remove_marker(sbi, upper, LFS_XA_PROTATTR);
 		if (err == -ENODATA || err == -EOPNOTSUPP)
 			err = 0;
 	}
@@ -180,6 +180,23 @@ static const struct address_space_operations lfs_aops = {
 	.direct_IO	= noop_direct_IO,
 };
 
+/*
+ * On a mount that reads no origin marker (userxattr: lfs_use_origin()),
+ * a later lookup finds a copy by its upper inode alone (lfs_make_key()):
+ * a cached inode of a non-directory moves to that key when it gets its
+ * copy, before the copy can have a second name, so that every name of
+ * the copy shares the one inode (its flags, mode, locks).  Directories
+ * are never hashed.
+ */
+static void lfs_inode_rehash_copy(struct inode *inode, struct dentry *upper)
+{
+	if (lfs_use_origin(LFS_SB(inode->i_sb)) || S_ISDIR(inode->i_mode))
+		return;
+	remove_inode_hash(inode);
+	clear_bit(LFS_I_BY_INO, &LFS_I(inode)->flags);
+	__insert_inode_hash(inode, (unsigned long)d_inode(upper));
+}
+
 /**
  * lfs_inode_set_upper - give an inode its upper object
  * @inode: the layerfs inode
@@ -190,13 +207,17 @@ static const struct address_space_operations lfs_aops = {
 void lfs_inode_set_upper(struct inode *inode, struct dentry *upper)
 {
 	struct lfs_inode *li = LFS_I(inode);
+	bool first = false;
 
 	spin_lock(&inode->i_lock);
 	if (!li->upper) {
 		/* publish a complete dentry; pairs with lfs_i_upper() */
 		smp_store_release(&li->upper, dget(upper));
+		first = true;
 	}
 	spin_unlock(&inode->i_lock);
+	if (first)
+		lfs_inode_rehash_copy(inode, upper);
 	lfs_copy_attr(inode, d_inode(upper));
 	lfs_update_nlink(inode);
 }
@@ -250,20 +271,22 @@ void lfs_update_nlink(struct inode *inode)
 }
 
 /**
- * lfs_read_lower_links - read LFS_XATTR_LOWER_LINKS of an indexed copy
+ * lfs_read_lower_links - read the lowerlinks marker of an indexed copy
+ * @sbi: the superblock info
  * @upper: the copy
  * @lower_links: filled in; 0 when the marker is missing or bad
  *
  * Caller runs as the mounter.
  */
-int lfs_read_lower_links(struct dentry *upper, unsigned int *lower_links)
+int lfs_read_lower_links(const struct lfs_sb *sbi, struct dentry *upper,
+			 unsigned int *lower_links)
 {
 	__le32 val;
 	ssize_t len;
 
 	*lower_links = 0;
-	len = vfs_getxattr(&init_user_ns, upper, LFS_XATTR_LOWER_LINKS, &val,
-			   sizeof(val));
+	len = lfs_get_marker(sbi, sbi->upper, upper, LFS_XA_LOWER_LINKS, &val,
+			     sizeof(val));
 	if (len < 0)
 		return len;
 	if (len != sizeof(val))
@@ -370,8 +393,10 @@ static int lfs_inode_test(struct inode *inode, void *data)
 		return 0;
 	if (test_bit(LFS_I_BY_INO, &li->flags) != key->by_ino)
 		return 0;
+	/* a lower object whose links a copy-up breaks is never shared */
 	if (!key->by_ino)
-		return upper && d_inode(upper) == d_inode(key->upper);
+		return upper && key->upper &&
+		       d_inode(upper) == d_inode(key->upper);
 	return inode->i_ino == key->ino && lfs_inode_same_object(li, upper, key);
 }
 
@@ -415,7 +440,10 @@ static bool lfs_origin_indexed(struct lfs_sb *sbi,
  * st_ino, and how the inode cache finds the object.  Objects that came
  * from a lower layer keep the number of their lower original, also once
  * copied up (the origin marker remembers it); objects made in the upper
- * layer have their own.
+ * layer have their own, and so have copies of non-directories on a mount
+ * that reads no origin marker (userxattr: lfs_use_origin()).  A merged
+ * directory is found by its path in every layer (no redirect is followed
+ * there), so it keeps its lower number on every mount.
  */
 static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 			 struct dentry *index, struct lfs_ikey *key)
@@ -431,12 +459,12 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 	if (key->upper) {
 		old_cred = lfs_override_creds(sb);
 		if (e->upper)
-			err = lfs_read_origin(e->upper, &origin);
+			err = lfs_read_origin(sbi, e->upper, &origin);
 		if (!err)
 			key->indexed = lfs_origin_indexed(sbi, &origin, e->upper);
 		if (key->indexed)
-			lfs_read_lower_links(key->upper, &key->lower_links);
-		key->prot = lfs_read_protattr(key->upper);
+			lfs_read_lower_links(sbi, key->upper, &key->lower_links);
+		key->prot = lfs_read_protattr(sbi, key->upper);
 		revert_creds(old_cred);
 	}
 	if (!err) {
@@ -444,9 +472,10 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 		key->ino = le64_to_cpu(origin.ino);
 		key->real_ino = le64_to_cpu(origin.real_ino);
 		key->generation = le32_to_cpu(origin.generation);
-	} else if (e->nr) {
-		key->by_ino = true;
+	} else if (e->nr && (lfs_use_origin(sbi) || !e->upper ||
+			     d_is_dir(e->upper))) {
 		key->lower = d_inode(e->real[0].dentry);
+		key->by_ino = !lfs_copy_up_breaks_links(sbi, key->lower);
 		key->ino = lfs_ino(sbi, e->real[0].layer, key->lower->i_ino);
 	} else {
 		key->ino = lfs_ino(sbi, sbi->upper, d_inode(e->upper)->i_ino);
@@ -511,6 +540,21 @@ void lfs_evict_inode(struct inode *inode)
 	li->upper = NULL;
 }
 
+/*
+ * st_ino: the inode's number.  On a mount that keeps no origin markers
+ * (userxattr), a non-directory with an upper copy shows the copy's number
+ * from the copy-up on, as readdir and a later lookup do.
+ */
+static u64 lfs_stat_ino(struct inode *inode)
+{
+	struct lfs_sb *sbi = LFS_SB(inode->i_sb);
+	struct dentry *upper = lfs_i_upper(inode);
+
+	if (lfs_use_origin(sbi) || !upper || S_ISDIR(inode->i_mode))
+		return inode->i_ino;
+	return lfs_ino(sbi, sbi->upper, d_inode(upper)->i_ino);
+}
+
 static int lfs_getattr(struct user_namespace *mnt_userns,
 		       const struct path *path, struct kstat *stat,
 		       u32 request_mask, unsigned int flags)
@@ -529,7 +573,7 @@ static int lfs_getattr(struct user_namespace *mnt_userns,
 		return err;
 
 	stat->dev = inode->i_sb->s_dev;
-	stat->ino = inode->i_ino;
+	stat->ino = lfs_stat_ino(inode);
 	if (S_ISDIR(inode->i_mode)) {
 		/* a merged directory's link count means nothing: "unknown" */
 		if (LFS_E(dentry)->nr > (lfs_upper(dentry) ? 0 : 1))

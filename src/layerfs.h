@@ -59,6 +59,30 @@ enum lfs_redirect_mode {
 };
 
 /*
+ * layerfs's markers.  Each mount keeps them under one prefix,
+ * LFS_XATTR_PREFIX or, with userxattr, LFS_XATTR_USER_PREFIX:
+ * lfs_xattr_name() gives a marker's full name on a mount.
+ */
+enum lfs_xattr {
+	LFS_XA_WHITEOUT,		/* a whiteout (uapi: LFS_XATTR_SUFFIX_*) */
+	LFS_XA_OPAQUE,			/* an opaque directory, "y"; "x": xattr whiteouts */
+	LFS_XA_REDIRECT,		/* where a moved directory's lower parts are */
+	LFS_XA_ORIGIN,			/* a copy's lower original */
+	LFS_XA_LOWER_LINKS,		/* an indexed copy's names still only below */
+	LFS_XA_PROTATTR,		/* an upper object's append-only, immutable */
+	LFS_XA_INDEX_UPPER,		/* the upper directory index/ serves */
+	LFS_XA_PROBE,			/* set and removed at mount */
+	LFS_XA_NR
+};
+
+/* One namespace of markers: its prefix and every marker's full name. */
+struct lfs_xattr_ns {
+	const char *prefix;		/* "trusted.overlay." or "user.overlay." */
+	size_t prefix_len;		/* strlen(@prefix) */
+	const char *name[LFS_XA_NR];	/* @prefix and each marker's suffix */
+};
+
+/*
  * One lower layer: a directory on some filesystem, reached through a
  * private read-only clone of the mount it lives on.  Immutable after
  * fill_super.
@@ -88,6 +112,7 @@ struct lfs_config {
 	enum lfs_whiteout_format whiteout; /* its value */
 	unsigned int given;		/* BIT(enum lfs_param) of each given (super.c) */
 	enum lfs_redirect_mode redirect; /* "redirect_dir=" */
+	bool index;			/* "index=": its value, when given */
 };
 
 /* Per-superblock state.  Immutable after fill_super. */
@@ -109,6 +134,8 @@ struct lfs_sb {
 	enum lfs_nameindex_mode nameindex; /* name indexes for deep directories */
 	enum lfs_whiteout_format whiteout; /* whiteout= */
 	enum lfs_redirect_mode redirect; /* redirect_dir= */
+	bool userxattr;			/* userxattr: markers are user.overlay.* */
+	const struct lfs_xattr_ns *xattr; /* the markers' names (lfs_xattr_name()) */
 	unsigned int given;		/* lfs_config.given: what show_options shows */
 	bool volatile_mount;		/* volatile: no sync reaches the upper layer */
 	errseq_t upper_wb_err;		/* volatile: the upper's s_wb_err at mount */
@@ -124,6 +151,39 @@ static inline bool lfs_redirect_follow(const struct lfs_sb *sbi)
 static inline bool lfs_redirect_create(const struct lfs_sb *sbi)
 {
 	return sbi->redirect == LFS_REDIRECT_ON;
+}
+
+/*
+ * Are origin markers written at copy-up and read at lookup?  Not with
+ * userxattr: whoever owns the layers writes user.* xattrs, and an origin
+ * would let a copy take another object's st_ino and join its inode
+ * (lfs_make_key()).  Copies then show their own inode number.
+ */
+static inline bool lfs_use_origin(const struct lfs_sb *sbi)
+{
+	return !sbi->userxattr;
+}
+
+/*
+ * Does a copy-up break a lower hard link?  When the mount can copy up
+ * and has no hard-link index (userxattr), a lower non-directory with
+ * several names is copied up for the one name written through, and the
+ * others keep showing the lower object.  Their layerfs inodes must not
+ * be shared then, or a name would show (and link to) a copy that is not
+ * its own, which its unlink may leave without a link.
+ */
+static inline bool lfs_copy_up_breaks_links(const struct lfs_sb *sbi,
+					    const struct inode *lower)
+{
+	return sbi->upper && !sbi->index && !S_ISDIR(lower->i_mode) &&
+	       lower->i_nlink > 1;
+}
+
+/* A marker's full name on this mount. */
+static inline const char *lfs_xattr_name(const struct lfs_sb *sbi,
+					 enum lfs_xattr xa)
+{
+	return sbi->xattr->name[xa];
 }
 
 /* Do syncs reach the upper layer (the mount is not volatile)? */
@@ -198,7 +258,7 @@ struct lfs_inode {
  * valid (set before @upper is published, changed under @lock)
  */
 #define LFS_I_INDEXED		1
-/* the upper object is append-only, immutable: see LFS_XATTR_PROTATTR */
+/* the upper object is append-only, immutable: see LFS_XA_PROTATTR */
 #define LFS_I_PROT_APPEND	2
 #define LFS_I_PROT_IMMUTABLE	3
 
@@ -355,15 +415,16 @@ void lfs_layers_free(struct lfs_sb *sbi);
 /* namei.c */
 struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 			  unsigned int flags);
-bool lfs_is_whiteout(const struct lfs_layer *layer, struct dentry *real,
-		     unsigned int parent_flags);
+bool lfs_is_whiteout(const struct lfs_sb *sbi, const struct lfs_layer *layer,
+		     struct dentry *real, unsigned int parent_flags);
 int lfs_dir_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 		   struct dentry *real, unsigned int *flags);
 int lfs_aufs_wh_name(const struct qstr *name, struct qstr *wh);
 int lfs_lower_positive(struct dentry *dentry);
 struct dentry *lfs_lookup_upper_child(struct dentry *parent,
 				      const struct qstr *name);
-int lfs_read_origin(struct dentry *upper, struct lfs_origin *origin);
+int lfs_read_origin(const struct lfs_sb *sbi, struct dentry *upper,
+		    struct lfs_origin *origin);
 
 /* dir.c */
 int lfs_create(struct user_namespace *mnt_userns, struct inode *dir,
@@ -418,6 +479,10 @@ struct dentry *lfs_index_lookup(struct lfs_sb *sbi, u64 ino,
 				const struct inode *lower);
 int lfs_set_xattr(struct lfs_sb *sbi, struct dentry *upper, const char *name,
 		  const void *value, size_t size);
+int lfs_set_marker(struct lfs_sb *sbi, struct dentry *upper, enum lfs_xattr xa,
+		   const void *value, size_t size);
+int lfs_remove_marker(struct lfs_sb *sbi, struct dentry *upper,
+		      enum lfs_xattr xa);
 int lfs_clear_whiteouts(struct lfs_sb *sbi, struct dentry *upperdir);
 int lfs_aufs_mark(struct lfs_sb *sbi, struct dentry *dir,
 		  const struct qstr *name);
@@ -437,7 +502,8 @@ void lfs_inode_set_upper(struct inode *inode, struct dentry *upper);
 void lfs_inode_set_indexed(struct inode *inode, unsigned int lower_links);
 unsigned int lfs_nlink(const struct inode *inode, unsigned int real_nlink);
 void lfs_update_nlink(struct inode *inode);
-int lfs_read_lower_links(struct dentry *upper, unsigned int *lower_links);
+int lfs_read_lower_links(const struct lfs_sb *sbi, struct dentry *upper,
+			 unsigned int *lower_links);
 void lfs_copy_attr(struct inode *inode, const struct inode *real);
 int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		struct iattr *attr);
@@ -468,7 +534,8 @@ long lfs_dir_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 extern const struct xattr_handler *lfs_xattr_handlers[];
 ssize_t lfs_listxattr(struct dentry *dentry, char *list, size_t size);
 struct posix_acl *lfs_get_acl(struct inode *inode, int type, bool rcu);
-bool lfs_is_private_xattr(const char *name);
+const struct lfs_xattr_ns *lfs_xattr_ns(bool userxattr);
+bool lfs_is_private_xattr(const struct lfs_sb *sbi, const char *name);
 
 /* util.c */
 __printf(2, 3) void lfs_err(struct fs_context *fc, const char *fmt, ...);
@@ -481,8 +548,9 @@ int lfs_override_creds_as_caller(struct dentry *dentry, umode_t mode,
 void lfs_revert_creds_as_caller(const struct cred *old);
 struct lfs_entry *lfs_entry_alloc(unsigned int nr);
 void lfs_entry_free(struct lfs_entry *e);
-int lfs_real_getxattr(const struct lfs_layer *layer, struct dentry *real,
-		      const char *name, char *buf, size_t size);
+int lfs_get_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
+		   struct dentry *real, enum lfs_xattr xa, void *buf,
+		   size_t size);
 int lfs_sync_status(const struct lfs_sb *sbi);
 
 #endif /* _LAYERFS_H */

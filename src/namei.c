@@ -16,19 +16,21 @@
 #include <linux/slab.h>
 #include "layerfs.h"
 
-/* Is this marker xattr of @real set to "y"? */
-static bool lfs_marker_is_set(const struct lfs_layer *layer,
-			      struct dentry *real, const char *name)
+/* Is this marker of @real set to "y"? */
+static bool lfs_marker_is_set(const struct lfs_sb *sbi,
+			      const struct lfs_layer *layer,
+			      struct dentry *real, enum lfs_xattr xa)
 {
 	char val[2];
 	int len;
 
-	len = lfs_real_getxattr(layer, real, name, val, sizeof(val));
+	len = lfs_get_marker(sbi, layer, real, xa, val, sizeof(val));
 	return len == 1 && val[0] == LFS_XATTR_TRUE[0];
 }
 
 /* A symlink to LFS_WHITEOUT_TARGET carrying the whiteout xattr. */
-static bool lfs_is_native_whiteout(const struct lfs_layer *layer,
+static bool lfs_is_native_whiteout(const struct lfs_sb *sbi,
+				   const struct lfs_layer *layer,
 				   struct dentry *real)
 {
 	DEFINE_DELAYED_CALL(done);
@@ -37,7 +39,7 @@ static bool lfs_is_native_whiteout(const struct lfs_layer *layer,
 
 	if (i_size_read(d_inode(real)) != sizeof(LFS_WHITEOUT_TARGET) - 1)
 		return false;
-	if (!lfs_marker_is_set(layer, real, LFS_XATTR_WHITEOUT))
+	if (!lfs_marker_is_set(sbi, layer, real, LFS_XA_WHITEOUT))
 		return false;
 	target = vfs_get_link(real, &done);
 	match = !IS_ERR(target) && !strcmp(target, LFS_WHITEOUT_TARGET);
@@ -47,17 +49,21 @@ static bool lfs_is_native_whiteout(const struct lfs_layer *layer,
 
 /**
  * lfs_is_whiteout - does this real object hide the name in lower layers?
+ * @sbi: the superblock info: the markers' names
  * @layer: the layer @real lives in
  * @real: a positive real dentry
  * @parent_flags: LFS_REAL_* flags of its parent directory's instance
  *
  * Three forms: the native symlink, upstream overlayfs's 0/0 character
  * device, and upstream's zero-size regular file with the whiteout xattr
- * in a directory marked for them (opaque xattr "x").
+ * in a directory marked for them (opaque xattr "x"), the xattrs under
+ * the mount's prefix.  The native form cannot carry user.* xattrs, which
+ * the kernel allows only on regular files and directories: a userxattr
+ * mount meets none.
  * Caller must run with the mounter's credentials.
  */
-bool lfs_is_whiteout(const struct lfs_layer *layer, struct dentry *real,
-		     unsigned int parent_flags)
+bool lfs_is_whiteout(const struct lfs_sb *sbi, const struct lfs_layer *layer,
+		     struct dentry *real, unsigned int parent_flags)
 {
 	struct inode *inode = d_inode(real);
 
@@ -65,11 +71,11 @@ bool lfs_is_whiteout(const struct lfs_layer *layer, struct dentry *real,
 	case S_IFCHR:
 		return inode->i_rdev == WHITEOUT_DEV;
 	case S_IFLNK:
-		return lfs_is_native_whiteout(layer, real);
+		return lfs_is_native_whiteout(sbi, layer, real);
 	case S_IFREG:
 		return (parent_flags & LFS_REAL_XWHITEOUTS) &&
 		       i_size_read(inode) == 0 &&
-		       lfs_marker_is_set(layer, real, LFS_XATTR_WHITEOUT);
+		       lfs_marker_is_set(sbi, layer, real, LFS_XA_WHITEOUT);
 	}
 	return false;
 }
@@ -176,7 +182,7 @@ int lfs_dir_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 	int len;
 
 	*flags = 0;
-	len = lfs_real_getxattr(layer, real, LFS_XATTR_OPAQUE, val, sizeof(val));
+	len = lfs_get_marker(sbi, layer, real, LFS_XA_OPAQUE, val, sizeof(val));
 	if (len == 1 && val[0] == 'x')
 		*flags = LFS_REAL_XWHITEOUTS;
 	if (len == 1 && val[0] == LFS_XATTR_TRUE[0])
@@ -188,18 +194,23 @@ int lfs_dir_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 
 /**
  * lfs_read_origin - read the origin marker of an upper object
+ * @sbi: the superblock info
  * @upper: the upper dentry
  * @origin: filled in
  *
  * Caller must run with the mounter's credentials.
- * Return: 0, or -ENODATA when there is no valid marker.
+ * Return: 0, or -ENODATA when there is no valid marker, or the mount
+ * does not read them (userxattr: lfs_use_origin()).
  */
-int lfs_read_origin(struct dentry *upper, struct lfs_origin *origin)
+int lfs_read_origin(const struct lfs_sb *sbi, struct dentry *upper,
+		    struct lfs_origin *origin)
 {
 	int len;
 
-	len = vfs_getxattr(&init_user_ns, upper, LFS_XATTR_ORIGIN, origin,
-			   sizeof(*origin));
+	if (!lfs_use_origin(sbi))
+		return -ENODATA;
+	len = lfs_get_marker(sbi, sbi->upper, upper, LFS_XA_ORIGIN, origin,
+			     sizeof(*origin));
 	if (len != sizeof(*origin) || origin->version != LFS_ORIGIN_V1)
 		return -ENODATA;
 	return 0;
@@ -348,7 +359,7 @@ static char *lfs_get_redirect(const struct lfs_sb *sbi,
 	/* nothing lies below the bottom layer: no read */
 	if (layer != sbi->upper && layer->idx + 1 >= sbi->nr_layers)
 		return NULL;
-	len = lfs_real_getxattr(layer, real, LFS_XATTR_REDIRECT, NULL, 0);
+	len = lfs_get_marker(sbi, layer, real, LFS_XA_REDIRECT, NULL, 0);
 	if (len == -ENODATA || len == -EOPNOTSUPP)
 		return NULL;
 	if (len < 0)
@@ -363,7 +374,7 @@ static char *lfs_get_redirect(const struct lfs_sb *sbi,
 	buf = kmalloc(len + 1, GFP_KERNEL);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
-	len = lfs_real_getxattr(layer, real, LFS_XATTR_REDIRECT, buf, len);
+	len = lfs_get_marker(sbi, layer, real, LFS_XA_REDIRECT, buf, len);
 	if (len < 0) {
 		kfree(buf);
 		return ERR_PTR(len);
@@ -652,7 +663,7 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 			dput(held);
 			break;
 		}
-		if (real && first && lfs_is_whiteout(at.layer, real, at.flags)) {
+		if (real && first && lfs_is_whiteout(sbi, at.layer, real, at.flags)) {
 			dput(real);
 			real = NULL;
 			hidden = 1;
@@ -739,7 +750,7 @@ static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 	if (!upper && hidden)
 		return 0;	/* an aufs whiteout */
 	if (upper) {
-		if (lfs_is_whiteout(sbi->upper, upper, 0)) {
+		if (lfs_is_whiteout(sbi, sbi->upper, upper, 0)) {
 			dput(upper);
 			return 0;
 		}
@@ -792,7 +803,7 @@ int lfs_lower_positive(struct dentry *dentry)
 			break;
 		}
 		if (real) {
-			positive = !lfs_is_whiteout(parent->layer, real, parent->flags);
+			positive = !lfs_is_whiteout(sbi, parent->layer, real, parent->flags);
 			dput(real);
 			break;
 		}
@@ -815,7 +826,7 @@ static struct dentry *lfs_lookup_index(struct super_block *sb,
 	const struct lfs_real *r = &e->real[0];
 	struct inode *lower;
 
-	if (!sbi->upper || e->upper || e->nr != 1)
+	if (!sbi->index || e->upper || e->nr != 1)
 		return NULL;
 	lower = d_inode(r->dentry);
 	if (S_ISDIR(lower->i_mode) || lower->i_nlink < 2)

@@ -32,6 +32,7 @@ struct lfs_dirent {
 	bool whiteout;			/* hides the name; never listed */
 	bool check;			/* may be a whiteout: look it up */
 	bool aufs;			/* ".wh.NAME": hides NAME below this layer */
+	bool lower_ino;			/* merged upper directory: d_ino from below */
 };
 
 struct lfs_listing {
@@ -109,6 +110,25 @@ static bool lfs_rd_needs_check(const struct lfs_rd_ctx *rd, unsigned int type)
 	return false;
 }
 
+/*
+ * @d, listed by a layer above, is a merged directory of the upper layer on
+ * a mount that reads no origin (lfs_rd_upper_dir()): it shows the number
+ * of its first lower instance, as lfs_make_key() gives the directory
+ * itself.  The first layer below that holds the name decides: a
+ * directory there is that instance; anything else (a whiteout, a file)
+ * means the directory has none.  A name of unknown type keeps the upper
+ * number.
+ */
+static void lfs_rd_lower_ino(const struct lfs_rd_ctx *rd, struct lfs_dirent *d,
+			     u64 ino, unsigned int type)
+{
+	if (!d->lower_ino)
+		return;
+	d->lower_ino = false;
+	if (type == DT_DIR)
+		d->ino = lfs_ino(rd->sbi, rd->real->layer, ino);
+}
+
 static bool lfs_rd_actor(struct dir_context *ctx, const char *name, int len,
 			 loff_t offset, u64 ino, unsigned int type)
 {
@@ -122,8 +142,12 @@ static bool lfs_rd_actor(struct dir_context *ctx, const char *name, int len,
 		return true;
 
 	hash = full_name_hash(NULL, name, len);
-	if (lfs_nametab_find(&l->names, name, len, hash))
-		return true;	/* a layer above has the name */
+	d = (struct lfs_dirent *)lfs_nametab_find(&l->names, name, len, hash);
+	if (d) {
+		/* a layer above has the name */
+		lfs_rd_lower_ino(rd, d, ino, type);
+		return true;
+	}
 
 	d = lfs_nametab_add(&l->names, sizeof(*d), name, len, hash);
 	if (!d) {
@@ -161,13 +185,39 @@ static int lfs_rd_aufs_hide(struct lfs_listing *l, const struct lfs_dirent *wh)
 	if (!len || lfs_is_aufs_name(name, len))
 		return 0;
 	hash = full_name_hash(NULL, name, len);
-	if (lfs_nametab_find(&l->names, name, len, hash))
+	d = (struct lfs_dirent *)lfs_nametab_find(&l->names, name, len, hash);
+	if (d) {
+		/* the directory has no lower instance below this layer */
+		d->lower_ino = false;
 		return 0;
+	}
 	d = lfs_nametab_add(&l->names, sizeof(*d), name, len, hash);
 	if (!d)
 		return -ENOMEM;
 	d->whiteout = true;
 	return 0;
+}
+
+/*
+ * d_ino of @d, a name of the upper layer, as stat shows it
+ * (lfs_make_key()): a copy's origin, or on a mount that reads no origin
+ * (userxattr), for a directory that is not opaque, the number of its
+ * first lower instance, found as the lower layers are read
+ * (lfs_rd_lower_ino()).  Caller runs as the mounter.
+ */
+static void lfs_rd_upper_ino(const struct lfs_sb *sbi, struct lfs_dirent *d,
+			     struct dentry *real)
+{
+	struct lfs_origin origin;
+	unsigned int flags;
+
+	if (lfs_use_origin(sbi)) {
+		if (!lfs_read_origin(sbi, real, &origin))
+			d->ino = le64_to_cpu(origin.ino);
+		return;
+	}
+	d->lower_ino = d_is_dir(real) &&
+		       !lfs_dir_marker(sbi, sbi->upper, real, &flags);
 }
 
 /*
@@ -179,7 +229,6 @@ static int lfs_rd_aufs_hide(struct lfs_listing *l, const struct lfs_dirent *wh)
 static int lfs_rd_check_layer(const struct lfs_sb *sbi, struct lfs_listing *l,
 			      unsigned int from, const struct lfs_real *r)
 {
-	struct lfs_origin origin;
 	unsigned int i, out = from;
 
 	for (i = from; i < l->count; i++) {
@@ -197,12 +246,11 @@ static int lfs_rd_check_layer(const struct lfs_sb *sbi, struct lfs_listing *l,
 			if (IS_ERR(real))
 				return PTR_ERR(real);
 			if (d_is_positive(real)) {
-				d->whiteout = lfs_is_whiteout(r->layer, real, r->flags);
+				d->whiteout = lfs_is_whiteout(sbi, r->layer, real, r->flags);
 				if (d->type == DT_UNKNOWN)
 					d->type = fs_umode_to_dtype(d_inode(real)->i_mode);
-				if (!d->whiteout && r->layer == sbi->upper &&
-				    !lfs_read_origin(real, &origin))
-					d->ino = le64_to_cpu(origin.ino);
+				if (!d->whiteout && r->layer == sbi->upper)
+					lfs_rd_upper_ino(sbi, d, real);
 			} else {
 				/* vanished from a layer that must not change */
 				d->whiteout = true;

@@ -31,6 +31,7 @@ enum lfs_param {
 	LFS_OPT_XINO,
 	LFS_OPT_METACOPY,
 	LFS_OPT_VOLATILE,
+	LFS_OPT_USERXATTR,
 };
 
 static const struct constant_table lfs_nameindex_modes[] = {
@@ -105,6 +106,7 @@ static const struct fs_parameter_spec lfs_param_spec[] = {
 	fsparam_enum("xino",		LFS_OPT_XINO, lfs_xino_modes),
 	fsparam_enum("metacopy",	LFS_OPT_METACOPY, lfs_on_off),
 	fsparam_flag("volatile",	LFS_OPT_VOLATILE),
+	fsparam_flag("userxattr",	LFS_OPT_USERXATTR),
 	{}
 };
 
@@ -191,8 +193,7 @@ static int lfs_parse_overlay(struct fs_context *fc, int opt,
 		cfg->redirect = result->uint_32;
 		break;
 	case LFS_OPT_INDEX:
-		if (!result->uint_32)
-			lfs_info(fc, "index=off: hard links copied up stay hard links (the index is kept)");
+		cfg->index = result->uint_32;
 		break;
 	case LFS_OPT_XINO:
 		if (!result->uint_32)
@@ -210,6 +211,45 @@ static int lfs_parse_overlay(struct fs_context *fc, int opt,
 		return -EINVAL;
 	}
 	cfg->given |= BIT(opt);
+	return 0;
+}
+
+/*
+ * userxattr: the markers are user.overlay.* xattrs, which whoever owns
+ * the layers may write (docs/security.md, "userxattr").  What would
+ * trust one beyond hiding names is off: redirects are neither followed
+ * nor written (nofollow), there is no hard-link index (its entries are
+ * found by origin markers, which are not read either: lfs_use_origin()),
+ * and the native whiteout, a symlink with an xattr, cannot be made (the
+ * kernel keeps user.* xattrs on regular files and directories only):
+ * whiteouts are 0/0 character devices unless whiteout=aufs.  An option
+ * given that asks for any of these fails the mount.
+ */
+static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
+{
+	if ((cfg->given & BIT(LFS_OPT_REDIRECT_DIR)) &&
+	    cfg->redirect != LFS_REDIRECT_NOFOLLOW)
+		return lfs_inval(fc, "redirect_dir=%s: conflicts with userxattr (nofollow only)",
+				 lfs_redirect_names[cfg->redirect]);
+	if ((cfg->given & BIT(LFS_OPT_INDEX)) && cfg->index)
+		return lfs_inval(fc, "index=on: conflicts with userxattr (which has no index)");
+	if (cfg->whiteout_given && cfg->whiteout == LFS_WH_NATIVE)
+		return lfs_inval(fc, "whiteout=%s: conflicts with userxattr (%s or %s only)",
+				 LFS_WHITEOUT_NATIVE_NAME,
+				 LFS_WHITEOUT_CHARDEV_NAME, LFS_WHITEOUT_AUFS_NAME);
+	cfg->redirect = LFS_REDIRECT_NOFOLLOW;
+	if (!cfg->whiteout_given)
+		cfg->whiteout = LFS_WH_CHARDEV;
+	return 0;
+}
+
+/* The options together, once all are known: conflicts and defaults. */
+static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
+{
+	if (cfg->given & BIT(LFS_OPT_USERXATTR))
+		return lfs_config_userxattr(fc, cfg);
+	if ((cfg->given & BIT(LFS_OPT_INDEX)) && !cfg->index)
+		lfs_info(fc, "index=off: hard links copied up stay hard links (the index is kept)");
 	return 0;
 }
 
@@ -346,7 +386,7 @@ static void lfs_show_overlay(struct seq_file *m, const struct lfs_sb *sbi)
 		seq_printf(m, ",redirect_dir=%s", lfs_redirect_names[sbi->redirect]);
 	/* the hard-link index lives in the work directory */
 	if (given & BIT(LFS_OPT_INDEX))
-		seq_printf(m, ",index=%s", sbi->upper ? "on" : "off");
+		seq_printf(m, ",index=%s", sbi->index ? "on" : "off");
 	/* no filesystem UUID is recorded or checked */
 	if (given & BIT(LFS_OPT_UUID))
 		seq_puts(m, ",uuid=off");
@@ -358,6 +398,8 @@ static void lfs_show_overlay(struct seq_file *m, const struct lfs_sb *sbi)
 		seq_puts(m, ",metacopy=off");
 	if (sbi->volatile_mount)
 		seq_puts(m, ",volatile");
+	if (sbi->userxattr)
+		seq_puts(m, ",userxattr");
 }
 
 static int lfs_show_options(struct seq_file *m, struct dentry *root)
@@ -694,6 +736,8 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->nameindex = cfg->nameindex;
 	sbi->whiteout = cfg->whiteout;
 	sbi->redirect = cfg->redirect;
+	sbi->userxattr = cfg->given & BIT(LFS_OPT_USERXATTR);
+	sbi->xattr = lfs_xattr_ns(sbi->userxattr);
 	sbi->given = cfg->given;
 	sbi->volatile_mount = cfg->given & BIT(LFS_OPT_VOLATILE);
 
@@ -753,6 +797,11 @@ out:
 
 static int lfs_get_tree(struct fs_context *fc)
 {
+	int err;
+
+	err = lfs_config_check(fc, fc->fs_private);
+	if (err)
+		return err;
 	return get_tree_nodev(fc, lfs_fill_super);
 }
 
@@ -762,10 +811,11 @@ static int lfs_get_tree(struct fs_context *fc)
  * that name them are ignored, as mount(8) repeats them on remount.  The
  * whiteout format may be repeated, not changed: the upper layer holds
  * whiteouts of the format it was mounted with.  So may overlay's
- * options: redirect_dir= and volatile are what the mount was made with
- * (an option not given keeps its value, so volatile cannot be turned
- * off either); the values of the others that layerfs takes all mean
- * what the mount already does.
+ * options: redirect_dir=, volatile and userxattr are what the mount was
+ * made with (an option not given keeps its value, so neither volatile
+ * nor userxattr can be turned off either); the values of the others
+ * that layerfs takes all mean what the mount already does, but
+ * index=on on a mount without the index.
  */
 static int lfs_reconfigure(struct fs_context *fc)
 {
@@ -786,6 +836,10 @@ static int lfs_reconfigure(struct fs_context *fc)
 	if ((cfg->given & BIT(LFS_OPT_VOLATILE)) && sbi->upper &&
 	    !sbi->volatile_mount)
 		return lfs_inval(fc, "volatile: cannot be turned on by remount");
+	if ((cfg->given & BIT(LFS_OPT_USERXATTR)) && !sbi->userxattr)
+		return lfs_inval(fc, "userxattr: cannot be turned on by remount");
+	if ((cfg->given & BIT(LFS_OPT_INDEX)) && cfg->index && sbi->userxattr)
+		return lfs_inval(fc, "index=on: conflicts with userxattr (which has no index)");
 	if (!(fc->sb_flags & SB_RDONLY) && !sbi->upper)
 		return lfs_inval(fc, "no upper layer: read-only only");
 	return 0;

@@ -173,20 +173,23 @@ void lfs_entry_free(struct lfs_entry *e)
 }
 
 /**
- * lfs_real_getxattr - read a marker xattr of a real object
+ * lfs_get_marker - read one of the mount's markers on a real object
+ * @sbi: the superblock info: the marker's name (lfs_xattr_name())
  * @layer: the layer @real lives in
  * @real: the real dentry, positive
- * @name: the xattr name
+ * @xa: the marker
  * @buf: where the value goes
  * @size: room in @buf
  *
  * Caller must run with the mounter's credentials.
  * Return: the value's length, or -errno (-ENODATA when absent).
  */
-int lfs_real_getxattr(const struct lfs_layer *layer, struct dentry *real,
-		      const char *name, char *buf, size_t size)
+int lfs_get_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
+		   struct dentry *real, enum lfs_xattr xa, void *buf,
+		   size_t size)
 {
-	return vfs_getxattr(mnt_user_ns(layer->mnt), real, name, buf, size);
+	return vfs_getxattr(mnt_user_ns(layer->mnt), real,
+			    lfs_xattr_name(sbi, xa), buf, size);
 }
 
 /**

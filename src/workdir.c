@@ -345,11 +345,11 @@ static int lfs_index_claim(struct fs_context *fc, struct lfs_sb *sbi)
 	ssize_t len;
 
 	memcpy(want.uuid, &root->i_sb->s_uuid, sizeof(want.uuid));
-	len = vfs_getxattr(mnt_user_ns(sbi->upper->mnt), sbi->index,
-			   LFS_XATTR_INDEX_UPPER, &got, sizeof(got));
+	len = lfs_get_marker(sbi, sbi->upper, sbi->index, LFS_XA_INDEX_UPPER,
+			     &got, sizeof(got));
 	if (len == -ENODATA)
-		len = lfs_set_xattr(sbi, sbi->index, LFS_XATTR_INDEX_UPPER,
-				    &want, sizeof(want));
+		len = lfs_set_marker(sbi, sbi->index, LFS_XA_INDEX_UPPER,
+				     &want, sizeof(want));
 	else if (len == sizeof(got) && !memcmp(&got, &want, sizeof(got)))
 		len = 0;
 	else if (len >= 0 || len == -ERANGE)
@@ -368,16 +368,16 @@ static int lfs_index_claim(struct fs_context *fc, struct lfs_sb *sbi)
  * An index entry no name uses any more: only index/ links the copy, and
  * no lower name is left to show it (every one was linked up, then went).
  */
-static bool lfs_index_orphan(struct dentry *d)
+static bool lfs_index_orphan(const struct lfs_sb *sbi, struct dentry *d)
 {
 	struct lfs_origin origin;
 	unsigned int lower_links;
 
 	if (d_is_negative(d) || d_is_dir(d) || d_inode(d)->i_nlink != 1 ||
-	    lfs_read_origin(d, &origin) ||
+	    lfs_read_origin(sbi, d, &origin) ||
 	    !(origin.flags & LFS_ORIGIN_INDEXED))
 		return false;
-	return !lfs_read_lower_links(d, &lower_links) && !lower_links;
+	return !lfs_read_lower_links(sbi, d, &lower_links) && !lower_links;
 }
 
 /* unlink @d, an entry of index/, if lfs_index_orphan() */
@@ -385,7 +385,7 @@ static int lfs_index_drop_orphan(struct lfs_sb *sbi, struct dentry *dir,
 				 struct dentry *d, unsigned char type,
 				 void *arg)
 {
-	if (type == DT_DIR || !lfs_index_orphan(d))
+	if (type == DT_DIR || !lfs_index_orphan(sbi, d))
 		return 0;
 	return lfs_unlink_real(mnt_user_ns(sbi->upper->mnt), dir, d);
 }
@@ -405,18 +405,45 @@ static int lfs_index_cleanup(struct fs_context *fc, struct lfs_sb *sbi)
 	return err;
 }
 
-/* trusted.* xattrs carry every marker: the upper filesystem must keep them */
-static int lfs_probe_xattr(struct fs_context *fc, struct lfs_sb *sbi)
+/*
+ * index/, the hard-link index, claimed for this upper directory and
+ * rid of its unused entries.  A userxattr mount has none: its entries
+ * are matched by origin markers, which such a mount does not read
+ * (lfs_use_origin()); an index/ that a mount without userxattr made
+ * stays as it is.
+ */
+static int lfs_index_prepare(struct fs_context *fc, struct lfs_sb *sbi)
 {
-	static const char probe[] = LFS_XATTR_PREFIX "lfs.probe";
 	int err;
 
-	err = lfs_set_xattr(sbi, sbi->work, probe, LFS_XATTR_TRUE, 1);
+	if (!lfs_use_origin(sbi))
+		return 0;
+	sbi->index = lfs_work_subdir(fc, sbi, LFS_INDEX_NAME);
+	if (IS_ERR(sbi->index)) {
+		err = PTR_ERR(sbi->index);
+		sbi->index = NULL;
+		return err;
+	}
+	err = lfs_index_claim(fc, sbi);
 	if (!err)
-		err = vfs_removexattr(mnt_user_ns(sbi->upper->mnt), sbi->work, probe);
+		err = lfs_index_cleanup(fc, sbi);
+	return err;
+}
+
+/*
+ * xattrs under the mount's prefix carry every marker: the upper
+ * filesystem must keep them (tmpfs keeps no user.* xattrs before 6.6)
+ */
+static int lfs_probe_xattr(struct fs_context *fc, struct lfs_sb *sbi)
+{
+	int err;
+
+	err = lfs_set_marker(sbi, sbi->work, LFS_XA_PROBE, LFS_XATTR_TRUE, 1);
+	if (!err)
+		err = lfs_remove_marker(sbi, sbi->work, LFS_XA_PROBE);
 	if (err)
-		lfs_err(fc, "upperdir \"%s\": the filesystem does not keep trusted.* xattrs (%d)",
-			sbi->upper->name, err);
+		lfs_err(fc, "upperdir \"%s\": the filesystem does not keep %s* xattrs (%d)",
+			sbi->upper->name, sbi->xattr->prefix, err);
 	return err ? -EINVAL : 0;
 }
 
@@ -493,19 +520,11 @@ int lfs_work_prepare(struct fs_context *fc, struct lfs_sb *sbi)
 			sbi->work_name, LFS_WORK_NAME, err);
 		goto out;
 	}
-	sbi->index = lfs_work_subdir(fc, sbi, LFS_INDEX_NAME);
-	if (IS_ERR(sbi->index)) {
-		err = PTR_ERR(sbi->index);
-		sbi->index = NULL;
-		goto out;
-	}
 	err = lfs_probe_xattr(fc, sbi);
 	if (!err)
 		err = lfs_probe_dtype(fc, sbi);
 	if (!err)
-		err = lfs_index_claim(fc, sbi);
-	if (!err)
-		err = lfs_index_cleanup(fc, sbi);
+		err = lfs_index_prepare(fc, sbi);
 	if (!err && sbi->volatile_mount)
 		err = lfs_work_mark_volatile(fc, sbi);
 out:
@@ -621,7 +640,7 @@ struct dentry *lfs_work_whiteout(struct lfs_sb *sbi)
 	wh = lfs_work_create(sbi, &nw);
 	if (IS_ERR(wh))
 		return wh;
-	err = lfs_set_xattr(sbi, wh, LFS_XATTR_WHITEOUT, LFS_XATTR_TRUE, 1);
+	err = lfs_set_marker(sbi, wh, LFS_XA_WHITEOUT, LFS_XATTR_TRUE, 1);
 	if (err) {
 		lfs_work_remove(sbi, wh);
 		dput(wh);
@@ -670,6 +689,37 @@ int lfs_set_xattr(struct lfs_sb *sbi, struct dentry *upper, const char *name,
 }
 
 /**
+ * lfs_set_marker - set one of the mount's markers on an upper object
+ * @sbi: the superblock info: the marker's name (lfs_xattr_name())
+ * @upper: the upper object
+ * @xa: the marker
+ * @value: its value
+ * @size: the value's length
+ *
+ * Caller runs as the mounter.
+ */
+int lfs_set_marker(struct lfs_sb *sbi, struct dentry *upper, enum lfs_xattr xa,
+		   const void *value, size_t size)
+{
+	return lfs_set_xattr(sbi, upper, lfs_xattr_name(sbi, xa), value, size);
+}
+
+/**
+ * lfs_remove_marker - remove one of the mount's markers from an upper object
+ * @sbi: the superblock info
+ * @upper: the upper object
+ * @xa: the marker
+ *
+ * Caller runs as the mounter.  Return: 0, or -errno (-ENODATA: none).
+ */
+int lfs_remove_marker(struct lfs_sb *sbi, struct dentry *upper,
+		      enum lfs_xattr xa)
+{
+	return vfs_removexattr(mnt_user_ns(sbi->upper->mnt), upper,
+			       lfs_xattr_name(sbi, xa));
+}
+
+/**
  * lfs_clear_whiteouts - remove the whiteouts of an upper directory
  * @sbi: the superblock info
  * @upperdir: the directory, not locked
@@ -703,7 +753,7 @@ int lfs_clear_whiteouts(struct lfs_sb *sbi, struct dentry *upperdir)
 		if (d_is_positive(child)) {
 			if (lfs_aufs(sbi) && lfs_is_aufs_name(rec + 1, strlen(rec + 1)))
 				err = lfs_unlink_real(userns, upperdir, child);
-			else if (lfs_is_whiteout(sbi->upper, child, 0))
+			else if (lfs_is_whiteout(sbi, sbi->upper, child, 0))
 				err = vfs_unlink(userns, dir, child, NULL);
 			else
 				err = -ENOTEMPTY;
@@ -796,13 +846,13 @@ void lfs_index_name(u64 ino, char *buf)
  * is not (squashfs, erofs and isofs have no generations): a lower file
  * must never show another type's object.
  */
-static bool lfs_index_matches(struct dentry *d, u64 ino,
-			      const struct inode *lower)
+static bool lfs_index_matches(const struct lfs_sb *sbi, struct dentry *d,
+			      u64 ino, const struct inode *lower)
 {
 	struct inode *copy = d_inode(d);
 	struct lfs_origin origin;
 
-	if (!copy || d_is_dir(d) || lfs_read_origin(d, &origin))
+	if (!copy || d_is_dir(d) || lfs_read_origin(sbi, d, &origin))
 		return false;
 	if (!(origin.flags & LFS_ORIGIN_INDEXED) ||
 	    le64_to_cpu(origin.ino) != ino ||
@@ -870,7 +920,7 @@ struct dentry *lfs_index_lookup(struct lfs_sb *sbi, u64 ino,
 	d = lfs_index_entry(sbi, ino);
 	if (IS_ERR(d))
 		return PTR_ERR(d) == -ENOENT ? NULL : d;
-	if (lfs_index_matches(d, ino, lower))
+	if (lfs_index_matches(sbi, d, ino, lower))
 		return d;
 	dput(d);
 	return NULL;

@@ -18,9 +18,11 @@
  *    the caller could not have set it, which the real filesystem, acting
  *    for the mounter, would not do.
  *
- * The names under LFS_XATTR_PREFIX are layerfs's own markers: hidden from
- * getxattr and listxattr, refused to setxattr.  listxattr leaves out the
- * other trusted.* names for callers who could not read them.
+ * The names under the mount's marker prefix (lfs_xattr_ns(): trusted.overlay.,
+ * or user.overlay. with userxattr) are layerfs's own markers: hidden
+ * from getxattr and listxattr, refused to setxattr.  Names under the
+ * other prefix are data like any other.  listxattr leaves out the other
+ * trusted.* names for callers who could not read them.
  */
 #define pr_fmt(fmt) "layerfs: " fmt
 
@@ -30,13 +32,66 @@
 #include <linux/slab.h>
 #include "layerfs.h"
 
+/* the default namespace, and userxattr's; by enum lfs_xattr */
+static const struct lfs_xattr_ns lfs_xattr_trusted = {
+	.prefix		= LFS_XATTR_PREFIX,
+	.prefix_len	= sizeof(LFS_XATTR_PREFIX) - 1,
+	.name		= {
+		[LFS_XA_WHITEOUT] = LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_WHITEOUT,
+		[LFS_XA_OPAQUE] = LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_OPAQUE,
+		[LFS_XA_REDIRECT] = LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_REDIRECT,
+		[LFS_XA_ORIGIN] = LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_ORIGIN,
+		[LFS_XA_LOWER_LINKS] = LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_LOWER_LINKS,
+		[LFS_XA_PROTATTR] = LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_PROTATTR,
+		[LFS_XA_INDEX_UPPER] = LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_INDEX_UPPER,
+		[LFS_XA_PROBE] = LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_PROBE,
+	},
+};
+
+static const struct lfs_xattr_ns lfs_xattr_user = {
+	.prefix		= LFS_XATTR_USER_PREFIX,
+	.prefix_len	= sizeof(LFS_XATTR_USER_PREFIX) - 1,
+	.name		= {
+		[LFS_XA_WHITEOUT] = LFS_XATTR_USER_PREFIX LFS_XATTR_SUFFIX_WHITEOUT,
+		[LFS_XA_OPAQUE] = LFS_XATTR_USER_PREFIX LFS_XATTR_SUFFIX_OPAQUE,
+		[LFS_XA_REDIRECT] = LFS_XATTR_USER_PREFIX LFS_XATTR_SUFFIX_REDIRECT,
+		[LFS_XA_ORIGIN] = LFS_XATTR_USER_PREFIX LFS_XATTR_SUFFIX_ORIGIN,
+		[LFS_XA_LOWER_LINKS] = LFS_XATTR_USER_PREFIX LFS_XATTR_SUFFIX_LOWER_LINKS,
+		[LFS_XA_PROTATTR] = LFS_XATTR_USER_PREFIX LFS_XATTR_SUFFIX_PROTATTR,
+		[LFS_XA_INDEX_UPPER] = LFS_XATTR_USER_PREFIX LFS_XATTR_SUFFIX_INDEX_UPPER,
+		[LFS_XA_PROBE] = LFS_XATTR_USER_PREFIX LFS_XATTR_SUFFIX_PROBE,
+	},
+};
+
 /**
- * lfs_is_private_xattr - is @name one of layerfs's markers?
+ * lfs_xattr_ns - the markers' names for a mount
+ * @userxattr: the mount has the userxattr option
+ *
+ * Return: the table lfs_xattr_name() reads, kept in lfs_sb.xattr.
+ */
+const struct lfs_xattr_ns *lfs_xattr_ns(bool userxattr)
+{
+	/* uapi spells the trusted names out for the tools: the same names */
+	BUILD_BUG_ON(strcmp(LFS_XATTR_WHITEOUT, lfs_xattr_trusted.name[LFS_XA_WHITEOUT]));
+	BUILD_BUG_ON(strcmp(LFS_XATTR_OPAQUE, lfs_xattr_trusted.name[LFS_XA_OPAQUE]));
+	BUILD_BUG_ON(strcmp(LFS_XATTR_REDIRECT, lfs_xattr_trusted.name[LFS_XA_REDIRECT]));
+	BUILD_BUG_ON(strcmp(LFS_XATTR_ORIGIN, lfs_xattr_trusted.name[LFS_XA_ORIGIN]));
+	BUILD_BUG_ON(strcmp(LFS_XATTR_LOWER_LINKS,
+			    lfs_xattr_trusted.name[LFS_XA_LOWER_LINKS]));
+	BUILD_BUG_ON(strcmp(LFS_XATTR_PROTATTR, lfs_xattr_trusted.name[LFS_XA_PROTATTR]));
+	BUILD_BUG_ON(strcmp(LFS_XATTR_INDEX_UPPER,
+			    lfs_xattr_trusted.name[LFS_XA_INDEX_UPPER]));
+	return userxattr ? &lfs_xattr_user : &lfs_xattr_trusted;
+}
+
+/**
+ * lfs_is_private_xattr - is @name one of this mount's markers?
+ * @sbi: the superblock info
  * @name: a full xattr name
  */
-bool lfs_is_private_xattr(const char *name)
+bool lfs_is_private_xattr(const struct lfs_sb *sbi, const char *name)
 {
-	return !strncmp(name, LFS_XATTR_PREFIX, sizeof(LFS_XATTR_PREFIX) - 1);
+	return !strncmp(name, sbi->xattr->prefix, sbi->xattr->prefix_len);
 }
 
 /* Read @name of the top-most real object, as the mounter. */
@@ -131,7 +186,7 @@ static int lfs_xattr_get(const struct xattr_handler *handler,
 			 struct dentry *dentry, struct inode *inode,
 			 const char *name, void *buffer, size_t size)
 {
-	if (lfs_is_private_xattr(name))
+	if (lfs_is_private_xattr(LFS_SB(dentry->d_sb), name))
 		return -EOPNOTSUPP;
 	return lfs_real_xattr_get(dentry, name, buffer, size);
 }
@@ -143,7 +198,7 @@ static int lfs_xattr_set(const struct xattr_handler *handler,
 			 const char *name, const void *value, size_t size,
 			 int flags)
 {
-	if (lfs_is_private_xattr(name))
+	if (lfs_is_private_xattr(LFS_SB(dentry->d_sb), name))
 		return -EOPNOTSUPP;
 	/*
 	 * The VFS checks nothing for system.* names but the ACLs', which
@@ -259,17 +314,18 @@ const struct xattr_handler *lfs_xattr_handlers[] = {
 };
 
 /*
- * Remove from a listxattr buffer the private names, and the trusted.*
- * ones unless @trusted; returns the new length.
+ * Remove from a listxattr buffer the mount's markers, and the trusted.*
+ * names unless @trusted; returns the new length.
  */
-static ssize_t lfs_filter_xattr_list(char *list, ssize_t len, bool trusted)
+static ssize_t lfs_filter_xattr_list(const struct lfs_sb *sbi, char *list,
+				     ssize_t len, bool trusted)
 {
 	char *in = list, *out = list;
 
 	while (in < list + len) {
 		size_t n = strnlen(in, list + len - in) + 1;
 
-		if (!lfs_is_private_xattr(in) &&
+		if (!lfs_is_private_xattr(sbi, in) &&
 		    (trusted || strncmp(in, XATTR_TRUSTED_PREFIX,
 					XATTR_TRUSTED_PREFIX_LEN))) {
 			memmove(out, in, n);
@@ -298,7 +354,7 @@ ssize_t lfs_listxattr(struct dentry *dentry, char *list, size_t size)
 	/* with no buffer, the real length is an upper bound: good enough */
 	if (len <= 0 || !size)
 		return len;
-	return lfs_filter_xattr_list(list, len, trusted);
+	return lfs_filter_xattr_list(LFS_SB(dentry->d_sb), list, len, trusted);
 }
 
 struct posix_acl *lfs_get_acl(struct inode *inode, int type, bool rcu)

@@ -17,8 +17,27 @@
 /* statfs(2)'s f_type of a layerfs mount: "layf" */
 #define LFS_SUPER_MAGIC			0x6c617966
 
-/* xattr namespace of every layerfs marker; hidden from readers */
+/*
+ * xattr namespace of every layerfs marker; hidden from readers.  A mount
+ * keeps its markers under one of two prefixes: LFS_XATTR_PREFIX by
+ * default, LFS_XATTR_USER_PREFIX with the mount option LFS_OPT_USERXATTR
+ * (overlay's "userxattr").  A marker's full name is the prefix followed
+ * by its LFS_XATTR_SUFFIX_*; the LFS_XATTR_* full names below are those
+ * under LFS_XATTR_PREFIX (the module checks at build time that both
+ * spellings agree).
+ */
 #define LFS_XATTR_PREFIX		"trusted.overlay."
+#define LFS_XATTR_USER_PREFIX		"user.overlay."
+
+#define LFS_XATTR_SUFFIX_WHITEOUT	"whiteout"
+#define LFS_XATTR_SUFFIX_OPAQUE		"opaque"
+#define LFS_XATTR_SUFFIX_REDIRECT	"redirect"
+#define LFS_XATTR_SUFFIX_ORIGIN		"lfs.origin"
+#define LFS_XATTR_SUFFIX_LOWER_LINKS	"lfs.lowerlinks"
+#define LFS_XATTR_SUFFIX_PROTATTR	"protattr"
+#define LFS_XATTR_SUFFIX_INDEX_UPPER	"lfs.indexupper"
+/* set and removed at mount, to learn whether the upper filesystem keeps markers */
+#define LFS_XATTR_SUFFIX_PROBE		"lfs.probe"
 
 /* a native whiteout: a symlink to LFS_WHITEOUT_TARGET with this xattr "y" */
 #define LFS_XATTR_WHITEOUT		LFS_XATTR_PREFIX "whiteout"

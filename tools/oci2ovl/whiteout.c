@@ -95,7 +95,8 @@ int lfs_whiteout_classify(const char *path, char **target, const char **rule)
 bool lfs_xattr_is_overlay(const char *name)
 {
 	return !strncmp(name, LFS_XATTR_PREFIX, strlen(LFS_XATTR_PREFIX)) ||
-	       !strncmp(name, "user.overlay.", 13);
+	       !strncmp(name, LFS_XATTR_USER_PREFIX,
+			strlen(LFS_XATTR_USER_PREFIX));
 }
 
 /* create the whiteout for @name (which must not exist) in @dirfd */

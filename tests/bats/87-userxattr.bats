@@ -1,0 +1,348 @@
+#!/usr/bin/env bats
+# userxattr: the markers are user.overlay.* xattrs, in every layer; what
+# would trust them beyond hiding names (redirects, the hard-link index,
+# origin markers, the native whiteout) is off, and an option asking for it
+# fails the mount (docs/write-side.md, docs/security.md).  6.1's tmpfs
+# keeps no user.* xattrs: the layers are on the ext4 scratch disk.
+
+load lib
+load lib-write
+
+teardown() {
+	lfs_cleanup
+}
+
+# umount_x MNT LOWERS [OPTS]: mount layerfs with userxattr on MNT, LOWERS
+# a lowerdir= list, OPTS more options (",upperdir=...")
+umount_x() {
+	mount -t layerfs none "$1" -o "lowerdir=$2,userxattr${3:-}"
+}
+
+# upper_opts: upperdir= and workdir= of this test's upper layer
+upper_opts() {
+	echo ",upperdir=$WORK/u,workdir=$WORK/w"
+}
+
+# opts_of MNT: the options /proc/mounts shows for MNT, in OPTS
+opts_of() {
+	local m o
+	OPTS=
+	while read -r _ m _ o _; do
+		[ "$m" != "$1" ] || OPTS=$o
+	done </proc/mounts
+	[ -n "$OPTS" ] || { echo "$1 is not mounted"; return 1; }
+}
+
+@test "userxattr shows in /proc/mounts, with the chardev whiteouts it implies" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f L0/a a
+d u
+d w'
+	umount_x "$WORK/mnt" "$WORK/L0" "$(upper_opts),redirect_dir=nofollow,index=off"
+	opts_of "$WORK/mnt"
+	echo "$OPTS"
+	[[ $OPTS == *,whiteout=chardev,redirect_dir=nofollow,index=off,userxattr ]]
+	[ ! -e "$WORK/w/index" ]
+}
+
+@test "what the mount writes is user.overlay.*: whiteouts are 0/0 devices, no trusted.overlay.* and no origin marker; a copy keeps trusted.overlay.* data, not user.overlay.* markers" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f L0/d/x x
+f L0/d/y y
+d L0/e
+f L0/f old
+f L0/g g
+f L0/c c
+a L0/c trusted.overlay.data tv
+a L0/c user.overlay.data uv
+a L0/c user.plain pv
+d u
+d w'
+	umount_x "$WORK/mnt" "$WORK/L0" "$(upper_opts)"
+	run_ops "$WORK/mnt" <<-'EOF'
+	unlink d/x
+	write f new
+	rmdir e
+	mkdir e
+	chmod c 0600
+	EOF
+	chattr +a "$WORK/mnt/g"
+	run_ops "$WORK/u" <<-'EOF'
+	kind d/x => chr-whiteout
+	getxattr e user.overlay.opaque => y
+	getxattr g user.overlay.protattr => a
+	read f => new
+	getxattr c trusted.overlay.data => tv
+	getxattr c user.plain => pv
+	getxattr c user.overlay.data => ENODATA
+	EOF
+	local attrs
+	attrs=$(getfattr -R -d -m - --absolute-names "$WORK/u" "$WORK/w" 2>&1)
+	echo "$attrs"
+	[[ $attrs == *user.overlay.opaque* ]]
+	# the copy's data aside, no trusted.overlay.* name
+	[ "$(grep -c 'trusted\.overlay\.' <<<"$attrs")" = 1 ]
+	[[ $attrs != *lfs.origin* ]]
+}
+
+@test "a lower layer's user.overlay markers hide: opaque directory, 0/0 device, empty-file whiteout" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'d L0/o
+a L0/o user.overlay.opaque y
+f L0/o/shown s
+f L1/o/hidden h
+W L0/gone
+f L1/gone g
+d L0/x
+a L0/x user.overlay.opaque x
+f L0/x/xw
+a L0/x/xw user.overlay.whiteout y
+f L0/x/plain
+f L1/x/xw w
+f L1/x/keep k'
+	umount_x "$WORK/mnt" "$WORK/L0:$WORK/L1"
+	expect_tree "$WORK/mnt" 'd o
+f o/shown s
+d x
+f x/plain
+f x/keep k'
+}
+
+@test "with userxattr a lower trusted.overlay marker is data; without it a user.overlay one is" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'d L0/t
+a L0/t trusted.overlay.opaque y
+f L1/t/below b
+w L0/nw
+f L1/nw n
+d L0/u
+a L0/u user.overlay.opaque y
+f L1/u/below b'
+	mkdir "$WORK/mnt2"
+	umount_x "$WORK/mnt" "$WORK/L0:$WORK/L1"
+	mount -t layerfs none "$WORK/mnt2" -o "lowerdir=$WORK/L0:$WORK/L1"
+	run_ops "$WORK/mnt" <<-'EOF'
+	read t/below => b
+	kind u/below => absent
+	getxattr t trusted.overlay.opaque => y
+	getxattr u user.overlay.opaque => EOPNOTSUPP
+	EOF
+	# the native whiteout is a symlink like any other
+	[ -L "$WORK/mnt/nw" ]
+	run_ops "$WORK/mnt2" <<-'EOF'
+	kind t/below => absent
+	kind nw => absent
+	read u/below => b
+	getxattr u user.overlay.opaque => y
+	getxattr t trusted.overlay.opaque => EOPNOTSUPP
+	EOF
+	local listed
+	listed=$(getfattr -d -m - --absolute-names "$WORK/mnt/t" "$WORK/mnt/u" \
+		"$WORK/mnt2/t" "$WORK/mnt2/u")
+	echo "$listed"
+	[ "$(grep -c 'overlay\.' <<<"$listed")" = 2 ]
+	# getfattr names only files with xattrs to show: mnt/t, then mnt2/u
+	grep -qx 'trusted.overlay.opaque="y"' <<<"${listed%%"# file: $WORK/mnt2/u"*}"
+	grep -qx 'user.overlay.opaque="y"' <<<"${listed##*"# file: $WORK/mnt2/u"}"
+}
+
+@test "user.overlay.* through a userxattr mount gives EOPNOTSUPP, as trusted.overlay.* does without it" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f L0/f f
+d u
+d w
+d u2
+d w2
+d mnt2'
+	umount_x "$WORK/mnt" "$WORK/L0" "$(upper_opts)"
+	mount -t layerfs none "$WORK/mnt2" \
+		-o "lowerdir=$WORK/L0,upperdir=$WORK/u2,workdir=$WORK/w2"
+	run_ops "$WORK/mnt" <<-'EOF'
+	getxattr f user.overlay.opaque => EOPNOTSUPP
+	setxattr f user.overlay.opaque y => EOPNOTSUPP
+	removexattr f user.overlay.opaque => EOPNOTSUPP
+	setxattr f user.data v
+	getxattr f user.data => v
+	EOF
+	run_ops "$WORK/mnt2" <<-'EOF'
+	getxattr f trusted.overlay.opaque => EOPNOTSUPP
+	setxattr f trusted.overlay.opaque y => EOPNOTSUPP
+	removexattr f trusted.overlay.opaque => EOPNOTSUPP
+	EOF
+}
+
+@test "with userxattr a merged directory does not move (EXDEV), a lower user.overlay.redirect is refused (EPERM), a trusted one leads nowhere" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'d L0/m
+f L0/m/b b
+f L1/m/a a
+d L0/r
+a L0/r user.overlay.redirect /m
+d L0/t
+a L0/t trusted.overlay.redirect /m
+d u
+d w'
+	umount_x "$WORK/mnt" "$WORK/L0:$WORK/L1" "$(upper_opts)"
+	run_ops "$WORK/mnt" <<-'EOF'
+	rename m m2 => EXDEV
+	kind r => EPERM
+	count t => 0
+	read m/a => a
+	mkdir n
+	rename n n2
+	EOF
+}
+
+@test "options that would trust user xattrs fail with userxattr: EINVAL and a message naming both" {
+	lfs_workdir tmpfs
+	local tmp=$WORK
+	mkdir "$tmp/u" "$tmp/w"
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f L0/a a
+d u
+d w'
+	local low="lowerdir=$WORK/L0" up c data re out log i=0 bad=0
+	up=$(upper_opts)
+	local cases=(
+		"$low$up,userxattr,redirect_dir=on#redirect_dir=on: conflicts with userxattr"
+		"$low$up,redirect_dir=follow,userxattr#redirect_dir=follow: conflicts with userxattr"
+		"$low$up,userxattr,index=on#index=on: conflicts with userxattr"
+		"$low$up,userxattr,whiteout=native#whiteout=native: conflicts with userxattr"
+		"$low,upperdir=$tmp/u,workdir=$tmp/w,userxattr#does not keep user\.overlay\.\* xattrs"
+	)
+	dmesg -C
+	for c in "${cases[@]}"; do
+		log_mark "t$BATS_TEST_NUMBER-$((i++))"
+		out=$("$PROBE" mount2 layerfs "$WORK/mnt" "${c%%#*}")
+		[ "$out" = "mount: EINVAL" ] || { echo "${c%%#*}: $out"; bad=1; }
+	done
+	log=$(dmesg)
+	i=0
+	for c in "${cases[@]}"; do
+		log_since "t$BATS_TEST_NUMBER-$((i++))" "$log"
+		re=${c#*#}
+		[[ $LOG_CASE =~ layerfs:\ .*$re ]] || { echo "${c%%#*}: no \"$re\" in: $LOG_CASE"; bad=1; }
+	done
+	[ "$bad" = 0 ]
+	# the same mount with options that agree with userxattr
+	out=$("$PROBE" mount2 layerfs "$WORK/mnt" "$low$up,userxattr,redirect_dir=nofollow,index=off,whiteout=aufs")
+	[ "$out" = "mount: ok" ]
+	log_mark "t$BATS_TEST_NUMBER-remount-index"
+	out=$("$PROBE" mount2 layerfs "$WORK/mnt" "index=on" remount)
+	[ "$out" = "mount: EINVAL" ]
+	umount "$WORK/mnt"
+	# nor can a remount turn it on
+	out=$("$PROBE" mount2 layerfs "$WORK/mnt" "$low$up")
+	[ "$out" = "mount: ok" ]
+	log_mark "t$BATS_TEST_NUMBER-remount-userxattr"
+	out=$("$PROBE" mount2 layerfs "$WORK/mnt" "userxattr" remount)
+	[ "$out" = "mount: EINVAL" ]
+	log=$(dmesg)
+	log_since "t$BATS_TEST_NUMBER-remount-index" "$log"
+	echo "$LOG_CASE"
+	[[ $LOG_CASE =~ layerfs:\ .*index ]]
+	log_since "t$BATS_TEST_NUMBER-remount-userxattr" "$log"
+	echo "$LOG_CASE"
+	[[ $LOG_CASE =~ layerfs:\ .*userxattr ]]
+}
+
+@test "with userxattr a copy-up breaks a lower hard link, as overlay without the index: the other name keeps the lower data" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f L0/h1 old
+h L0/h2 L0/h1
+d u
+d w'
+	umount_x "$WORK/mnt" "$WORK/L0" "$(upper_opts)"
+	run_ops "$WORK/mnt" <<-'EOF'
+	links h2 => 2
+	write h1 new
+	read h1 => new
+	read h2 => old
+	links h1 => 1
+	unlink h1
+	read h2 => old
+	write h2 again
+	read h2 => again
+	EOF
+	[ ! -e "$WORK/w/index" ]
+}
+
+@test "with userxattr a copied-up file shows its copy's inode number from the copy-up on" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f L0/f old
+d u
+d w'
+	umount_x "$WORK/mnt" "$WORK/L0" "$(upper_opts)"
+	local before after
+	before=$(stat -c %i "$WORK/mnt/f" "$WORK/L0/f")
+	[ "${before%$'\n'*}" = "${before#*$'\n'}" ]
+	run_ops "$WORK/mnt" <<<'write f new'
+	after=$(stat -c %i "$WORK/mnt/f" "$WORK/u/f")
+	echo "$before / $after"
+	[ "${after%$'\n'*}" = "${after#*$'\n'}" ]
+	echo 2 >/proc/sys/vm/drop_caches
+	[ "$(stat -c %i "$WORK/mnt/f")" = "${after#*$'\n'}" ]
+}
+
+@test "with userxattr a directory keeps its lower inode number through its copy-up, in stat, readdir and '.'" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f L0/a/b/c/f f
+d L1/a/b/c
+f L1/a/b/c/g g
+d u
+d w'
+	umount_x "$WORK/mnt" "$WORK/L0:$WORK/L1" "$(upper_opts)"
+	local m=$WORK/mnt before after listed dot
+	before=$(stat -c %i "$m/a" "$m/a/b" "$m/a/b/c")
+	[ "$before" = "$(stat -c %i "$WORK/L0/a" "$WORK/L0/a/b" "$WORK/L0/a/b/c")" ]
+	# copies up a, a/b and a/b/c
+	run_ops "$m" <<<'unlink a/b/c/f'
+	[ -d "$WORK/u/a/b/c" ]
+	after=$(stat -c %i "$m/a" "$m/a/b" "$m/a/b/c")
+	[ "$before" = "$after" ]
+	listed=$(ls -ia "$m/a/b" | awk '$2 == "c" { print $1 }')
+	dot=$(ls -ia "$m/a/b/c" | awk '$2 == "." { print $1 }')
+	echo "stat: $after; readdir: $listed; dot: $dot"
+	[ "$listed" = "${after##*$'\n'}" ]
+	[ "$dot" = "${after##*$'\n'}" ]
+	# the same after a remount, and for a directory made in the upper only
+	mkdir "$m/new"
+	umount "$m"
+	umount_x "$m" "$WORK/L0:$WORK/L1" "$(upper_opts)"
+	[ "$(stat -c %i "$m/a" "$m/a/b" "$m/a/b/c")" = "$before" ]
+	[ "$(stat -c %i "$m/new")" = "$(stat -c %i "$WORK/u/new")" ]
+	[ "$(ls -ia "$m" | awk '$2 == "new" { print $1 }')" = "$(stat -c %i "$WORK/u/new")" ]
+	# rm -rf of the deep tree walks it by number
+	rm -rf "$m/a"
+	[ ! -e "$m/a" ]
+}
+
+@test "with userxattr every name of a copy shares one inode: chattr +i through one name holds through another after the cache drops the first" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f L0/f old
+d u
+d w'
+	umount_x "$WORK/mnt" "$WORK/L0" "$(upper_opts)"
+	local m=$WORK/mnt fd out rc=0 mode
+	exec {fd}<"$m/f"
+	ln "$m/f" "$m/g"
+	exec {fd}<&-
+	# g keeps its inode; f's dentry goes, and is looked up again
+	exec {fd}<"$m/g"
+	echo 2 >/proc/sys/vm/drop_caches
+	chattr +i "$m/f"
+	out=$(run_ops "$m" 2>&1 <<-'EOF'
+	append g x => EPERM
+	write f x => EPERM
+	EOF
+	) || rc=1
+	chattr -i "$m/f"
+	chmod 0600 "$m/f"
+	mode=$(stat -c %a "$m/g")
+	# (closed before any check: the mount must come down)
+	exec {fd}<&-
+	echo "$out"
+	[ "$rc" = 0 ]
+	[ "$mode" = 600 ]
+	[ "$(stat -c %i "$m/f")" = "$(stat -c %i "$m/g")" ]
+}

@@ -11,7 +11,8 @@
  *   lfs-probe dirshare DIR NEW   offsets of one open of DIR lead to the same
  *                                entries in another; after NEW is created
  *                                in DIR, the first open still reads what it
- *                                read (seekdir), a new open and a rewinddir
+ *                                read (seekdir to its second entry: offset
+ *                                0 is a rewind), a new open and a rewinddir
  *                                list NEW too
  *   lfs-probe fileops FILE [OUTDIR]
  *                                read, pread, mmap (shared, private),
@@ -246,7 +247,10 @@ static int cmd_dirshare(int argc, char **argv)
 		return 1;
 	}
 	close(fd);
-	seekdir(d1, ents[0].pos);
+	/* offset 0 is rewinddir()'s: from the second entry on */
+	if (n < 2)
+		return 2;
+	seekdir(d1, ents[1].pos);
 	snap = read_rest(d1, argv[1], &seen_snap);
 	d2 = opendir(argv[0]);
 	if (!d2) {

@@ -348,6 +348,7 @@ static int lfs_create_object(struct inode *dir, struct dentry *dentry,
 		return err;
 	upper = lfs_make_upper(dentry, lfs_upper(parent), nw);
 	lfs_revert_creds_as_caller(old_cred);
+	lfs_dir_changed(parent);
 	err = PTR_ERR_OR_ZERO(upper);
 	if (!err)
 		err = lfs_instantiate(dentry, upper, link_inode);
@@ -687,6 +688,7 @@ static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 	if (!is_dir)
 		mutex_unlock(&LFS_I(inode)->lock);
 	revert_creds(old_cred);
+	lfs_dir_changed(parent);
 	if (!err) {
 		lfs_name_removed(inode);
 		lfs_copy_attr(dir, d_inode(lfs_upper(parent)));
@@ -1015,6 +1017,13 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 		lfs_aufs_unwhiteout(sbi, lfs_upper(new->d_parent), &new->d_name);
 out_revert:
 	revert_creds(old_cred);
+	/* markers may have changed even where the rename failed */
+	lfs_dir_changed(old->d_parent);
+	lfs_dir_changed(new->d_parent);
+	if (d_is_dir(old))
+		lfs_dir_changed(old);
+	if ((flags & RENAME_EXCHANGE) && d_is_dir(new))
+		lfs_dir_changed(new);
 	if (!err && victim && !(flags & RENAME_EXCHANGE))
 		lfs_name_removed(victim);
 	if (!err) {

@@ -227,6 +227,10 @@ struct lfs_real {
 struct lfs_entry {
 	struct dentry *upper;		/* upper object (a reference) or NULL */
 	struct lfs_nindex __rcu *nindex; /* name index of a directory, or NULL */
+	/* a directory's merged listing, kept for every open: under lfs_rd_lock */
+	struct lfs_listing *listing;
+	/* changes of the directory's names through the mount: under lfs_rd_lock */
+	unsigned long listing_gen;
 	unsigned long flags;		/* LFS_E_* */
 	unsigned int nr;		/* number of lower objects */
 	unsigned int walked;		/* parts walked without a name index */
@@ -397,7 +401,7 @@ unsigned int lfs_ni_next(struct lfs_ni_cursor *c, unsigned int nr,
 unsigned int lfs_ni_seek(struct lfs_ni_cursor *c, unsigned int nr,
 			 const struct qstr *name, unsigned int from);
 unsigned int lfs_ni_holds(const struct lfs_ni_cursor *c);
-int lfs_ni_init(void);
+int lfs_ni_init(struct dentry *debugfs);
 void lfs_ni_exit(void);
 
 /* super.c */
@@ -518,6 +522,10 @@ u64 lfs_ino(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 /* readdir.c */
 extern const struct file_operations lfs_dir_operations;
 int lfs_dir_check_empty(struct dentry *dentry);
+void lfs_dir_changed(struct dentry *dir);
+void lfs_listing_release(struct lfs_entry *e);
+int lfs_rd_init(struct dentry *debugfs);
+void lfs_rd_exit(void);
 
 /* file.c */
 extern const struct file_operations lfs_file_operations;

@@ -86,7 +86,6 @@ static unsigned long lfs_ni_attached_nr;
 static unsigned long lfs_ni_pages;
 /* indexes built since the module was loaded (debugfs) */
 static atomic_long_t lfs_ni_builds = ATOMIC_LONG_INIT(0);
-static struct dentry *lfs_ni_debugfs;
 
 static void lfs_ni_free(struct lfs_nindex *ni)
 {
@@ -530,7 +529,7 @@ static int lfs_ni_stats_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(lfs_ni_stats);
 
-int lfs_ni_init(void)
+int lfs_ni_init(struct dentry *debugfs)
 {
 	int err;
 
@@ -540,14 +539,12 @@ int lfs_ni_init(void)
 	if (err)
 		return err;
 	/* statistics only: without debugfs the module works the same */
-	lfs_ni_debugfs = debugfs_create_dir("layerfs", NULL);
-	debugfs_create_file("nameindex", 0444, lfs_ni_debugfs, NULL,
+	debugfs_create_file("nameindex", 0444, debugfs, NULL,
 			    &lfs_ni_stats_fops);
 	return 0;
 }
 
 void lfs_ni_exit(void)
 {
-	debugfs_remove_recursive(lfs_ni_debugfs);
 	unregister_shrinker(&lfs_ni_shrinker);
 }

@@ -2,12 +2,22 @@
 /*
  * layerfs: merged directory listing.
  *
- * The first read of an open directory builds a listing: each layer that
- * holds the directory is read in turn, top first; a name is kept the
- * first time it is seen, and whiteouts hide the name (and themselves) in
- * the layers below.  The listing belongs to the open file: entries stay
- * put for telldir()/seekdir() (positions are indexes into it), and
- * rewinddir() builds it anew.
+ * A listing is built by reading each layer that holds the directory in
+ * turn, top first; a name is kept the first time it is seen, and
+ * whiteouts hide the name (and themselves) in the layers below.
+ *
+ * The listing is kept with the directory's entry and served to every
+ * open and every reader: it is never changed once built, so readers
+ * share it without a lock.  Any change of the directory's names through
+ * the mount (lfs_dir_changed(), under the directory's i_rwsem, which
+ * readers hold shared) takes it from the entry; opens that hold it keep
+ * reading it, and the next open, or a rewinddir(), gets a new one.
+ * Positions are indexes into a listing, so they stay put for
+ * telldir()/seekdir() and are the same in every open of one listing.
+ * The lower layers do not change while mounted and changes to the upper
+ * layer outside the mount are not seen, as in the kernel's overlay.
+ * Memory is reclaimable: a shrinker frees kept listings, least recently
+ * opened first.
  *
  * Names are hashed for de-duplication, so a directory of many entries in
  * many layers costs time linear in the entries read.
@@ -21,6 +31,11 @@
 #include <linux/namei.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
+#include <linux/refcount.h>
+#include <linux/shrinker.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+#include <linux/spinlock.h>
 #include <linux/stringhash.h>
 #include "layerfs.h"
 
@@ -40,7 +55,19 @@ struct lfs_listing {
 	struct lfs_dirent **order;	/* visible entries in listing order */
 	unsigned int count;		/* entries in @order */
 	unsigned int cap;		/* room in @order */
+	refcount_t ref;			/* the entry's, and each reader's */
+	struct list_head lru;		/* on lfs_rd_lru while kept: lfs_rd_lock */
+	struct lfs_entry *owner;	/* the entry keeping it: lfs_rd_lock */
+	size_t bytes;			/* memory held */
 };
+
+/* kept listings, least recently opened first, and the pages they hold */
+static DEFINE_SPINLOCK(lfs_rd_lock);
+static LIST_HEAD(lfs_rd_lru);
+static unsigned long lfs_rd_kept_nr;
+static unsigned long lfs_rd_pages;
+/* listings built since the module was loaded (debugfs) */
+static atomic_long_t lfs_rd_builds = ATOMIC_LONG_INIT(0);
 
 /* per open directory */
 struct lfs_dir_file {
@@ -54,6 +81,12 @@ static void lfs_listing_free(struct lfs_listing *l)
 	lfs_nametab_destroy(&l->names);
 	kvfree(l->order);
 	kfree(l);
+}
+
+static void lfs_listing_put(struct lfs_listing *l)
+{
+	if (l && refcount_dec_and_test(&l->ref))
+		lfs_listing_free(l);
 }
 
 static int lfs_listing_append(struct lfs_listing *l, struct lfs_dirent *d)
@@ -309,6 +342,8 @@ static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
 	if (!l)
 		return ERR_PTR(-ENOMEM);
+	refcount_set(&l->ref, 1);
+	INIT_LIST_HEAD(&l->lru);
 	err = lfs_nametab_init(&l->names, 6);
 	if (err)
 		goto out_free;
@@ -322,11 +357,116 @@ static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 	revert_creds(old_cred);
 	if (err)
 		goto out_free;
+	l->bytes = sizeof(*l) + l->names.bytes + l->cap * sizeof(*l->order);
+	atomic_long_inc(&lfs_rd_builds);
 	return l;
 
 out_free:
 	lfs_listing_free(l);
 	return ERR_PTR(err);
+}
+
+/* Take @l from its entry.  Caller holds lfs_rd_lock. */
+static void lfs_listing_detach_locked(struct lfs_listing *l)
+{
+	lockdep_assert_held(&lfs_rd_lock);
+	l->owner->listing = NULL;
+	l->owner = NULL;
+	list_del_init(&l->lru);
+	lfs_rd_kept_nr--;
+	lfs_rd_pages -= DIV_ROUND_UP(l->bytes, PAGE_SIZE);
+}
+
+/*
+ * Keep @l with @e, unless the directory changed since @gen was read or
+ * another reader kept one first.  Caller holds lfs_rd_lock.
+ */
+static void lfs_listing_keep_locked(struct lfs_entry *e, struct lfs_listing *l,
+				    unsigned long gen)
+{
+	lockdep_assert_held(&lfs_rd_lock);
+	if (e->listing || e->listing_gen != gen)
+		return;
+	refcount_inc(&l->ref);
+	l->owner = e;
+	e->listing = l;
+	list_add_tail(&l->lru, &lfs_rd_lru);
+	lfs_rd_kept_nr++;
+	lfs_rd_pages += DIV_ROUND_UP(l->bytes, PAGE_SIZE);
+}
+
+/*
+ * lfs_listing_get - the listing of a directory, kept or built
+ * @dentry: the layerfs directory
+ *
+ * Return: a referenced listing (lfs_listing_put()), or an ERR_PTR.
+ */
+static struct lfs_listing *lfs_listing_get(struct dentry *dentry)
+{
+	struct lfs_entry *e = LFS_E(dentry);
+	struct lfs_listing *l;
+	unsigned long gen;
+
+	spin_lock(&lfs_rd_lock);
+	l = e->listing;
+	if (l) {
+		refcount_inc(&l->ref);
+		list_move_tail(&l->lru, &lfs_rd_lru);
+	}
+	gen = e->listing_gen;
+	spin_unlock(&lfs_rd_lock);
+	if (l)
+		return l;
+
+	l = lfs_listing_build(dentry);
+	if (IS_ERR(l))
+		return l;
+	spin_lock(&lfs_rd_lock);
+	lfs_listing_keep_locked(e, l, gen);
+	spin_unlock(&lfs_rd_lock);
+	return l;
+}
+
+/**
+ * lfs_dir_changed - a name of the directory changed through the mount
+ * @dir: the layerfs directory, i_rwsem held exclusive
+ *
+ * Called after every change of its names, or of the markers that decide
+ * them, whether or not the operation succeeded: the next open reads the
+ * layers again.
+ */
+void lfs_dir_changed(struct dentry *dir)
+{
+	struct lfs_entry *e = LFS_E(dir);
+	struct lfs_listing *l;
+
+	if (!e)
+		return;
+	spin_lock(&lfs_rd_lock);
+	e->listing_gen++;
+	l = e->listing;
+	if (l)
+		lfs_listing_detach_locked(l);
+	spin_unlock(&lfs_rd_lock);
+	lfs_listing_put(l);
+}
+
+/**
+ * lfs_listing_release - drop an entry's kept listing, as the entry goes
+ * @e: the entry
+ */
+void lfs_listing_release(struct lfs_entry *e)
+{
+	struct lfs_listing *l;
+
+	if (!READ_ONCE(e->listing))
+		return;
+	spin_lock(&lfs_rd_lock);
+	l = e->listing;
+	if (l)
+		lfs_listing_detach_locked(l);
+	spin_unlock(&lfs_rd_lock);
+	lfs_listing_put(l);
 }
 
 static int lfs_iterate(struct file *file, struct dir_context *ctx)
@@ -338,7 +478,7 @@ static int lfs_iterate(struct file *file, struct dir_context *ctx)
 		return 0;
 
 	if (!df->listing) {
-		l = lfs_listing_build(file->f_path.dentry);
+		l = lfs_listing_get(file->f_path.dentry);
 		if (IS_ERR(l))
 			return PTR_ERR(l);
 		df->listing = l;
@@ -378,7 +518,7 @@ static loff_t lfs_dir_llseek(struct file *file, loff_t offset, int whence)
 	}
 	/* rewinddir(): the next read sees the directory as it is now */
 	if (pos == 0) {
-		lfs_listing_free(df->listing);
+		lfs_listing_put(df->listing);
 		df->listing = NULL;
 	}
 	return pos;
@@ -399,7 +539,7 @@ static int lfs_dir_release(struct inode *inode, struct file *file)
 {
 	struct lfs_dir_file *df = file->private_data;
 
-	lfs_listing_free(df->listing);
+	lfs_listing_put(df->listing);
 	kfree(df);
 	return 0;
 }
@@ -416,11 +556,11 @@ int lfs_dir_check_empty(struct dentry *dentry)
 	struct lfs_listing *l;
 	int err;
 
-	l = lfs_listing_build(dentry);
+	l = lfs_listing_get(dentry);
 	if (IS_ERR(l))
 		return PTR_ERR(l);
 	err = l->count ? -ENOTEMPTY : 0;
-	lfs_listing_free(l);
+	lfs_listing_put(l);
 	return err;
 }
 
@@ -466,3 +606,66 @@ const struct file_operations lfs_dir_operations = {
 	.unlocked_ioctl	= lfs_dir_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 };
+
+static unsigned long lfs_rd_count(struct shrinker *s, struct shrink_control *sc)
+{
+	return READ_ONCE(lfs_rd_pages);
+}
+
+static unsigned long lfs_rd_scan(struct shrinker *s, struct shrink_control *sc)
+{
+	struct lfs_listing *l, *next;
+	unsigned long freed = 0;
+	LIST_HEAD(dispose);
+
+	spin_lock(&lfs_rd_lock);
+	while (freed < sc->nr_to_scan && !list_empty(&lfs_rd_lru)) {
+		l = list_first_entry(&lfs_rd_lru, struct lfs_listing, lru);
+		freed += DIV_ROUND_UP(l->bytes, PAGE_SIZE);
+		lfs_listing_detach_locked(l);
+		list_add(&l->lru, &dispose);
+	}
+	spin_unlock(&lfs_rd_lock);
+	list_for_each_entry_safe(l, next, &dispose, lru) {
+		list_del(&l->lru);
+		lfs_listing_put(l);
+	}
+	return freed;
+}
+
+static struct shrinker lfs_rd_shrinker = {
+	.count_objects	= lfs_rd_count,
+	.scan_objects	= lfs_rd_scan,
+	.seeks		= DEFAULT_SEEKS,
+};
+
+/* debugfs layerfs/listings: what the kept listings of all mounts hold */
+static int lfs_rd_stats_show(struct seq_file *m, void *v)
+{
+	unsigned long nr, pages;
+
+	spin_lock(&lfs_rd_lock);
+	nr = lfs_rd_kept_nr;
+	pages = lfs_rd_pages;
+	spin_unlock(&lfs_rd_lock);
+	seq_printf(m, "kept %lu\npages %lu\nbuilt %ld\n", nr, pages,
+		   atomic_long_read(&lfs_rd_builds));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(lfs_rd_stats);
+
+int lfs_rd_init(struct dentry *debugfs)
+{
+	int err;
+
+	err = register_shrinker(&lfs_rd_shrinker, "layerfs-listing");
+	if (!err)
+		debugfs_create_file("listings", 0444, debugfs, NULL,
+				    &lfs_rd_stats_fops);
+	return err;
+}
+
+void lfs_rd_exit(void)
+{
+	unregister_shrinker(&lfs_rd_shrinker);
+}

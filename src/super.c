@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) "layerfs: " fmt
 
+#include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/namei.h>
 #include <linux/fs_parser.h>
@@ -912,6 +913,9 @@ static void lfs_inode_init_once(void *p)
 	mutex_init(&li->lock);
 }
 
+/* debugfs layerfs/: statistics of the caches, for the tests */
+static struct dentry *lfs_debugfs;
+
 static int __init lfs_init(void)
 {
 	int err;
@@ -921,17 +925,25 @@ static int __init lfs_init(void)
 					     lfs_inode_init_once);
 	if (!lfs_inode_cachep)
 		return -ENOMEM;
-	err = lfs_ni_init();
+	/* statistics only: without debugfs the module works the same */
+	lfs_debugfs = debugfs_create_dir("layerfs", NULL);
+	err = lfs_ni_init(lfs_debugfs);
 	if (err)
 		goto out_cache;
-	err = register_filesystem(&lfs_fs_type);
+	err = lfs_rd_init(lfs_debugfs);
 	if (err)
 		goto out_ni;
+	err = register_filesystem(&lfs_fs_type);
+	if (err)
+		goto out_rd;
 	return 0;
 
+out_rd:
+	lfs_rd_exit();
 out_ni:
 	lfs_ni_exit();
 out_cache:
+	debugfs_remove_recursive(lfs_debugfs);
 	kmem_cache_destroy(lfs_inode_cachep);
 	return err;
 }
@@ -939,7 +951,9 @@ out_cache:
 static void __exit lfs_exit(void)
 {
 	unregister_filesystem(&lfs_fs_type);
+	lfs_rd_exit();
 	lfs_ni_exit();
+	debugfs_remove_recursive(lfs_debugfs);
 	/* inodes and name indexes are freed after an RCU grace period */
 	rcu_barrier();
 	kmem_cache_destroy(lfs_inode_cachep);

@@ -166,6 +166,7 @@ void lfs_entry_free(struct lfs_entry *e)
 	if (!e)
 		return;
 	lfs_ni_release(e);
+	lfs_listing_release(e);
 	dput(e->upper);
 	for (i = 0; i < e->nr; i++)
 		dput(e->real[i].dentry);

@@ -8,6 +8,12 @@
  *                                every entry under DIR (recursive)
  *   lfs-probe seekdir DIR        telldir/seekdir return to the same entry;
  *                                rewinddir lists the same names
+ *   lfs-probe dirshare DIR NEW   offsets of one open of DIR lead to the same
+ *                                entries in another; after NEW is created
+ *                                in DIR, the first open still reads what it
+ *                                read (seekdir to its second entry: offset
+ *                                0 is a rewind), a new open and a rewinddir
+ *                                list NEW too
  *   lfs-probe fileops FILE [OUTDIR]
  *                                read, pread, mmap (shared, private),
  *                                splice, sendfile and fadvise agree; prints
@@ -175,6 +181,95 @@ struct pos_name {
 	long pos;
 	char name[256];
 };
+
+/* read @d from where it is to the end: how many entries, is @name one? */
+static size_t read_rest(DIR *d, const char *name, bool *seen)
+{
+	struct dirent *de;
+	size_t n = 0;
+
+	*seen = false;
+	while ((de = readdir(d))) {
+		*seen |= !strcmp(de->d_name, name);
+		n++;
+	}
+	return n;
+}
+
+static int cmd_dirshare(int argc, char **argv)
+{
+	struct pos_name *ents = NULL;
+	size_t n = 0, cap = 0, i, snap, fresh, rewound;
+	bool seen_snap, seen_fresh, seen_rewound;
+	struct dirent *de;
+	DIR *d1, *d2, *d3;
+	char path[PATH_MAX];
+	int fd;
+
+	if (argc != 2)
+		return 2;
+	d1 = opendir(argv[0]);
+	d3 = opendir(argv[0]);
+	if (!d1 || !d3) {
+		perror(argv[0]);
+		return 1;
+	}
+	for (;;) {
+		long pos = telldir(d1);
+
+		de = readdir(d1);
+		if (!de)
+			break;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			ents = realloc(ents, cap * sizeof(*ents));
+			if (!ents)
+				return 2;
+		}
+		ents[n].pos = pos;
+		snprintf(ents[n].name, sizeof(ents[n].name), "%s", de->d_name);
+		n++;
+	}
+	/* the other open, at the first one's offsets, scrambled */
+	for (i = 0; i < n && i < 500; i++) {
+		size_t k = (i * 7919) % n;
+
+		seekdir(d3, ents[k].pos);
+		de = readdir(d3);
+		if (!de || strcmp(de->d_name, ents[k].name))
+			fail("second open at %s's offset gave %s", ents[k].name,
+			     de ? de->d_name : "(end)");
+	}
+	snprintf(path, sizeof(path), "%s/%s", argv[0], argv[1]);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	close(fd);
+	/* offset 0 is rewinddir()'s: from the second entry on */
+	if (n < 2)
+		return 2;
+	seekdir(d1, ents[1].pos);
+	snap = read_rest(d1, argv[1], &seen_snap);
+	d2 = opendir(argv[0]);
+	if (!d2) {
+		perror(argv[0]);
+		return 1;
+	}
+	fresh = read_rest(d2, argv[1], &seen_fresh);
+	rewinddir(d1);
+	rewound = read_rest(d1, argv[1], &seen_rewound);
+	closedir(d1);
+	closedir(d2);
+	closedir(d3);
+	free(ents);
+	printf("%zu entries; snapshot %zu%s; new open %zu%s; rewind %zu%s\n",
+	       n, snap, seen_snap ? " with it" : "", fresh,
+	       seen_fresh ? " with it" : "", rewound,
+	       seen_rewound ? " with it" : "");
+	return failures ? 1 : 0;
+}
 
 static int cmd_seekdir(int argc, char **argv)
 {
@@ -2745,6 +2840,8 @@ int main(int argc, char **argv)
 		return cmd_dino(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "seekdir"))
 		return cmd_seekdir(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "dirshare"))
+		return cmd_dirshare(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "fileops"))
 		return cmd_fileops(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "writecalls"))

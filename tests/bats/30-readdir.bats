@@ -82,3 +82,51 @@ w top/a/hl'
 	# the repeated names really are in two layers
 	[ "$(ls -f "$F/L1/big" | wc -l)" = $((12500 + 2500 + 2)) ]
 }
+
+# listings_stat KEY: a field of the module's debugfs file of kept listings
+listings_stat() {
+	local k v
+	while read -r k v; do
+		[ "$k" = "$1" ] && { echo "$v"; return 0; }
+	done </sys/kernel/debug/layerfs/listings
+	return 1
+}
+
+@test "a directory's listing is built once for all its opens, again after a change through the mount or a shrink; an open keeps what it read until rewinddir" {
+	local b fd
+	lfs_workdir tmpfs
+	for l in 0 1 2; do
+		echo "N L$l/d/n $l 50 3"
+	done | mktree "$WORK"
+	mkdir "$WORK/u" "$WORK/w"
+	mount -t layerfs none "$WORK/mnt" \
+		-o "lowerdir=$WORK/L0:$WORK/L1:$WORK/L2,upperdir=$WORK/u,workdir=$WORK/w"
+	b=$(listings_stat built)
+	run "$PROBE" dirshare "$WORK/mnt/d" new1
+	echo "$output"
+	[ "$status" = 0 ]
+	[ "$output" = "52 entries; snapshot 51; new open 53 with it; rewind 53 with it" ]
+	# the first open built it, the second shared it; the create dropped
+	# it, the third open built it again, the rewind shared that one
+	[ "$(listings_stat built)" = $((b + 2)) ]
+	ls "$WORK/mnt/d" >/dev/null
+	ls "$WORK/mnt/d" >/dev/null
+	[ "$(listings_stat built)" = $((b + 2)) ]
+	# every change of a name: the next open builds again
+	rm "$WORK/mnt/d/n0"
+	[ "$(ls "$WORK/mnt/d" | wc -l)" = 50 ]
+	mv "$WORK/mnt/d/n1" "$WORK/mnt/d/m1"
+	[ "$(ls "$WORK/mnt/d" | grep -c '^m1$')" = 1 ]
+	[ "$(listings_stat built)" = $((b + 4)) ]
+	# the shrinker frees a kept listing while its directory stays
+	exec {fd}<"$WORK/mnt/d"
+	[ "$(listings_stat kept)" -ge 1 ]
+	echo 2 >/proc/sys/vm/drop_caches
+	local kept
+	kept=$(listings_stat kept)
+	ls "$WORK/mnt/d" >/dev/null
+	exec {fd}<&-
+	echo "kept after the shrink: $kept"
+	[ "$kept" = 0 ]
+	[ "$(listings_stat built)" = $((b + 5)) ]
+}

@@ -741,6 +741,9 @@ static int lfs_copy_up_one(struct dentry *dentry, unsigned int flags)
 	if (!err) {
 		lfs_inode_set_upper(inode, upper);
 		lfs_set_upper(dentry, upper);
+		/* without origin markers a copy lists its own d_ino */
+		if (!lfs_use_origin(cu.sbi))
+			lfs_dir_changed(parent);
 	}
 out_dput:
 	dput(parent);

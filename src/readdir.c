@@ -429,11 +429,14 @@ static struct lfs_listing *lfs_listing_get(struct dentry *dentry)
 
 /**
  * lfs_dir_changed - a name of the directory changed through the mount
- * @dir: the layerfs directory, i_rwsem held exclusive
+ * @dir: the layerfs directory
  *
  * Called after every change of its names, or of the markers that decide
- * them, whether or not the operation succeeded: the next open reads the
- * layers again.
+ * them, whether or not the operation succeeded, and after a copy-up that
+ * changes a name's d_ino (userxattr): the next open reads the layers
+ * again.  Called after the change, so that a listing built across it is
+ * not kept (listing_gen); operations on names hold the directory's
+ * i_rwsem, copy-up holds only the object's lock.
  */
 void lfs_dir_changed(struct dentry *dir)
 {

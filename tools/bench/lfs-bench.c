@@ -99,6 +99,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#define __printf(a, b) __attribute__((format(printf, a, b)))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 #define BENCH_FUSE_MAGIC 0x65735546
 #define BENCH_PAGE 4096
 #define BENCH_CHUNK (1 << 20)
@@ -170,7 +173,8 @@ static bool bench_wd_armed;		/* under bench_wd_lock */
 static struct timespec bench_wd_deadline;	/* under bench_wd_lock */
 static struct bench_sys *bench_wd_sys;	/* under bench_wd_lock */
 
-static int bench_fail(struct bench_res *r, int err, const char *fmt, ...)
+static __printf(3, 4) int bench_fail(struct bench_res *r, int err,
+				      const char *fmt, ...)
 {
 	va_list ap;
 	size_t n;
@@ -1414,7 +1418,7 @@ static int bench_type(const char *t, enum bench_type *type)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcmp(t, names[i])) {
 			*type = i;
 			return 0;
@@ -1530,7 +1534,7 @@ static int bench_mkfile_at(const char *path, off_t size, uint64_t seed)
 	return close(fd) ? -errno : 0;
 }
 
-static int bench_touch(const char *fmt, ...)
+static __printf(1, 2) int bench_touch(const char *fmt, ...)
 {
 	char path[PATH_MAX];
 	va_list ap;
@@ -1548,7 +1552,7 @@ static int bench_touch(const char *fmt, ...)
 	return 0;
 }
 
-static int bench_mkdirf(const char *fmt, ...)
+static __printf(1, 2) int bench_mkdirf(const char *fmt, ...)
 {
 	char path[PATH_MAX];
 	va_list ap;
@@ -1713,7 +1717,7 @@ int main(int argc, char **argv)
 	}
 	if (!systems || optind >= argc || reps < 1)
 		bench_usage();
-	for (k = 0; k < sizeof(bench_ops) / sizeof(bench_ops[0]); k++)
+	for (k = 0; k < ARRAY_SIZE(bench_ops); k++)
 		if (!strcmp(argv[optind], bench_ops[k].name))
 			op = &bench_ops[k];
 	if (!op)

@@ -17,12 +17,22 @@
  *
  *   -S FILE    the systems, one a line (# comments):
  *                NAME TYPE ROOT LAYERS UPPER OPTIONS
- *              TYPE layerfs | overlay | fuse-overlayfs | none (ROOT is a
- *              plain directory: the raw system); ROOT the mount point;
- *              LAYERS a file of layer directories, top first; UPPER a
+ *              TYPE layerfs | overlay | fuse-overlayfs | erofs-overlay |
+ *              none (ROOT is a plain directory: the raw system); ROOT the
+ *              mount point; LAYERS a file of layer directories, top first
+ *              (erofs-overlay: the erofs image itself); UPPER a
  *              directory that gets a fresh u/ and w/ (upper and work
  *              directory) for every mount, or "-" for a read-only mount;
  *              OPTIONS more comma-separated mount options, or "-"
+ *              erofs-overlay (the composefs approach) attaches the image
+ *              to a loop device (read-only, detached by the kernel when
+ *              unmounted), mounts it as erofs on ROOT.erofs and the
+ *              kernel's overlay on ROOT with that one lower layer; a
+ *              read-only mount adds the empty directory ROOT.empty as a
+ *              second lower layer, since overlay refuses one lower layer
+ *              without an upper.  Every unmount takes down the overlay,
+ *              the erofs mount and the loop device, so a cold pass reads
+ *              the image afresh.
  *   -m MODE    warm: mount once, one untimed pass (the warm-up; it also
  *                    computes the full checksum, contents included), then
  *                    the timed passes;
@@ -91,6 +101,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -108,7 +120,9 @@
 #define BENCH_MAX_SYS 8
 #define BENCH_FNV_INIT 0xcbf29ce484222325ULL
 
-enum bench_type { BENCH_NONE, BENCH_LAYERFS, BENCH_OVERLAY, BENCH_FUSE };
+enum bench_type {
+	BENCH_NONE, BENCH_LAYERFS, BENCH_OVERLAY, BENCH_FUSE, BENCH_EROFS
+};
 enum bench_mode { BENCH_WARM, BENCH_COLD, BENCH_FRESH };
 
 struct bench_sys {
@@ -119,6 +133,10 @@ struct bench_sys {
 	size_t nr_layers;
 	char upper[PATH_MAX];	/* "" for a read-only mount */
 	char opts[1024];	/* more mount options, "" for none */
+	char image[PATH_MAX];	/* erofs-overlay: the erofs image */
+	char lower[PATH_MAX + 8];	/* erofs-overlay: its mount, ROOT.erofs */
+	int loop_nr;		/* erofs-overlay: its loop device, or -1 */
+	bool lower_mounted;	/* erofs-overlay: the erofs is mounted */
 	bool mounted;
 	bool failed;
 	pid_t fuse_pid;		/* fuse-overlayfs's daemon, found on a time-out */
@@ -605,6 +623,135 @@ static int bench_mount_fuse(struct bench_sys *s, struct bench_res *r)
 	return bench_fail(r, 0, "fuse-overlayfs: no mount on %s", s->root);
 }
 
+/* unmount PATH; a mount still busy is tried again for two seconds, then
+ * detached
+ */
+static int bench_umount_path(const char *path, struct bench_res *r)
+{
+	int i;
+
+	for (i = 0; umount2(path, i < 100 ? 0 : MNT_DETACH); i++) {
+		if (errno != EBUSY || i == 100)
+			return bench_fail(r, errno, "umount %s", path);
+		usleep(20000);
+	}
+	return 0;
+}
+
+/*
+ * erofs-overlay: attach the image to a free loop device, read-only and
+ * with LO_FLAGS_AUTOCLEAR, so that the kernel detaches it when its last
+ * user (the erofs mount, or the descriptor returned here if the mount
+ * fails) lets go.  Returns the open device, its number in s->loop_nr.
+ */
+static int bench_loop_attach(struct bench_sys *s, struct bench_res *r)
+{
+	struct loop_config cfg;
+	char dev[32];
+	int ctl, img, fd = -1, nr = -1, i, err;
+
+	img = open(s->image, O_RDONLY | O_CLOEXEC);
+	if (img < 0)
+		return bench_fail(r, errno, "open %s", s->image);
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0) {
+		err = bench_fail(r, errno, "open /dev/loop-control");
+		goto out_img;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.fd = img;
+	cfg.info.lo_flags = LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR;
+	/* another process may take the free device first (EBUSY), and a new
+	 * device's node may not be in devtmpfs yet (ENOENT)
+	 */
+	for (i = 0; i < 100 && fd < 0; i++) {
+		nr = ioctl(ctl, LOOP_CTL_GET_FREE);
+		if (nr < 0) {
+			err = bench_fail(r, errno, "LOOP_CTL_GET_FREE");
+			goto out_ctl;
+		}
+		snprintf(dev, sizeof(dev), "/dev/loop%d", nr);
+		fd = open(dev, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && errno != ENOENT) {
+			err = bench_fail(r, errno, "open %s", dev);
+			goto out_ctl;
+		}
+		if (fd >= 0 && ioctl(fd, LOOP_CONFIGURE, &cfg)) {
+			err = errno;
+			close(fd);
+			fd = -1;
+			if (err != EBUSY) {
+				err = bench_fail(r, err, "%s: LOOP_CONFIGURE %s",
+						 dev, s->image);
+				goto out_ctl;
+			}
+		}
+		if (fd < 0)
+			usleep(10000);
+	}
+	if (fd < 0) {
+		err = bench_fail(r, 0, "%s: no loop device free after %d tries",
+				 s->image, i);
+		goto out_ctl;
+	}
+	s->loop_nr = nr;
+	err = fd;
+out_ctl:
+	close(ctl);
+out_img:
+	close(img);
+	return err;
+}
+
+/* erofs-overlay's lower layer: the image on a loop device, on s->lower */
+static int bench_mount_erofs(struct bench_sys *s, struct bench_res *r)
+{
+	char dev[32];
+	int fd, err = 0;
+
+	fd = bench_loop_attach(s, r);
+	if (fd < 0)
+		return fd;
+	snprintf(dev, sizeof(dev), "/dev/loop%d", s->loop_nr);
+	if (mount(dev, s->lower, "erofs", MS_RDONLY, NULL))
+		err = bench_fail(r, errno, "mount -t erofs %s (%s) on %s",
+				 s->image, dev, s->lower);
+	/* the mount holds the device now; on failure this detaches it */
+	close(fd);
+	if (err)
+		s->loop_nr = -1;
+	else
+		s->lower_mounted = true;
+	return err;
+}
+
+/*
+ * Unmount erofs-overlay's erofs, then wait until the kernel has detached
+ * its loop device (the device's loop/ directory in sysfs is there while
+ * it is bound): the next mount gets its caches afresh.
+ */
+static int bench_umount_erofs(struct bench_sys *s, struct bench_res *r)
+{
+	char path[64];
+	int err, i;
+
+	if (!s->lower_mounted)
+		return 0;
+	err = bench_umount_path(s->lower, r);
+	if (err)
+		return err;
+	s->lower_mounted = false;
+	snprintf(path, sizeof(path), "/sys/block/loop%d/loop", s->loop_nr);
+	for (i = 0; !access(path, F_OK); i++) {
+		if (i == 5000)
+			return bench_fail(r, 0, "loop%d still holds %s 5 s after umount",
+					  s->loop_nr, s->image);
+		usleep(1000);
+	}
+	s->loop_nr = -1;
+	return 0;
+}
+
 static int bench_fresh_upper(struct bench_sys *s, struct bench_res *r)
 {
 	char path[PATH_MAX + 2];
@@ -643,6 +790,16 @@ static int bench_mount(struct bench_sys *s, struct bench_res *r)
 	case BENCH_FUSE:
 		err = bench_mount_fuse(s, r);
 		break;
+	case BENCH_EROFS:
+		err = bench_mount_erofs(s, r);
+		if (!err) {
+			struct bench_res u = { 0 };
+
+			err = bench_mount_overlay(s, r);
+			if (err)
+				bench_umount_erofs(s, &u);
+		}
+		break;
 	}
 	if (!err)
 		s->mounted = true;
@@ -652,21 +809,22 @@ static int bench_mount(struct bench_sys *s, struct bench_res *r)
 static int bench_umount(struct bench_sys *s, struct bench_res *r)
 {
 	pid_t daemon;
-	int i;
+	int i, err;
 
-	if (!s->mounted)
-		return 0;
-	daemon = s->type == BENCH_FUSE ? bench_fuse_daemon(s->root) : 0;
-	for (i = 0; umount2(s->root, i < 100 ? 0 : MNT_DETACH); i++) {
-		if (errno != EBUSY || i == 100)
-			return bench_fail(r, errno, "umount %s", s->root);
-		usleep(20000);
+	if (s->mounted) {
+		daemon = s->type == BENCH_FUSE ? bench_fuse_daemon(s->root) : 0;
+		err = bench_umount_path(s->root, r);
+		if (err)
+			return err;
+		s->mounted = false;
+		/* the daemon's exit is part of its system's cost, not the
+		 * next one's
+		 */
+		for (i = 0; daemon > 0 && !bench_pid_gone(daemon) && i < 10000;
+		     i++)
+			usleep(1000);
 	}
-	s->mounted = false;
-	/* the daemon's exit is part of its system's cost, not the next one's */
-	for (i = 0; daemon > 0 && !bench_pid_gone(daemon) && i < 10000; i++)
-		usleep(1000);
-	return 0;
+	return s->type == BENCH_EROFS ? bench_umount_erofs(s, r) : 0;
 }
 
 /* ---- workloads ---- */
@@ -1415,6 +1573,7 @@ static int bench_type(const char *t, enum bench_type *type)
 	static const char *const names[] = {
 		[BENCH_NONE] = "none", [BENCH_LAYERFS] = "layerfs",
 		[BENCH_OVERLAY] = "overlay", [BENCH_FUSE] = "fuse-overlayfs",
+		[BENCH_EROFS] = "erofs-overlay",
 	};
 	size_t i;
 
@@ -1463,6 +1622,58 @@ static ssize_t bench_read_lines(const char *file, char ***out)
 	return n;
 }
 
+/*
+ * erofs-overlay's layers: the erofs mount ROOT.erofs and, for a read-only
+ * mount, the directory ROOT.empty, which must be empty (both are made
+ * here if missing)
+ */
+static int bench_erofs_layers(struct bench_sys *s, const char *image)
+{
+	char empty[PATH_MAX + 8];
+	struct dirent *d;
+	size_t i;
+	DIR *dir;
+
+	s->loop_nr = -1;
+	snprintf(s->image, sizeof(s->image), "%s", image);
+	snprintf(s->lower, sizeof(s->lower), "%s.erofs", s->root);
+	snprintf(empty, sizeof(empty), "%s.empty", s->root);
+	s->layers = calloc(2, sizeof(*s->layers));
+	if (!s->layers)
+		return -1;
+	s->layers[0] = s->lower;
+	s->nr_layers = 1;
+	if (!*s->upper)
+		s->layers[s->nr_layers++] = strdup(empty);
+	for (i = 0; i < s->nr_layers; i++) {
+		if (!s->layers[i])
+			return -1;
+		if (mkdir(s->layers[i], 0755) && errno != EEXIST) {
+			fprintf(stderr, "lfs-bench: %s: mkdir %s: %s\n", s->name,
+				s->layers[i], strerror(errno));
+			return -1;
+		}
+	}
+	if (*s->upper)
+		return 0;
+	dir = opendir(empty);
+	if (!dir) {
+		fprintf(stderr, "lfs-bench: %s: %s: %s\n", s->name, empty,
+			strerror(errno));
+		return -1;
+	}
+	while ((d = readdir(dir)))
+		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+			break;
+	closedir(dir);
+	if (d) {
+		fprintf(stderr, "lfs-bench: %s: %s: the empty lower layer is not empty\n",
+			s->name, empty);
+		return -1;
+	}
+	return 0;
+}
+
 static int bench_read_systems(const char *file, struct bench_sys *sys)
 {
 	char line[4096], type[32], layers[PATH_MAX];
@@ -1493,7 +1704,12 @@ static int bench_read_systems(const char *file, struct bench_sys *sys)
 			*s->upper = '\0';
 		if (!strcmp(s->opts, "-"))
 			*s->opts = '\0';
-		if (s->type != BENCH_NONE) {
+		if (s->type == BENCH_EROFS) {
+			if (bench_erofs_layers(s, layers)) {
+				fclose(f);
+				return -1;
+			}
+		} else if (s->type != BENCH_NONE) {
 			nl = bench_read_lines(layers, &s->layers);
 			if (nl <= 0) {
 				fprintf(stderr, "lfs-bench: %s: no layers\n",

@@ -48,7 +48,12 @@
  *   -o FILE    append the CSV rows to FILE (default standard output)
  *   -T SECS    time limit of one pass: a system that takes longer fails
  *              ("over the time limit"; fuse-overlayfs's daemon is killed,
- *              since a FUSE request outlives signals); default none
+ *              since a FUSE request outlives signals, and so are the
+ *              processes of the cmd workload); default none
+ *   -P PROG    (more than once) cold and fresh passes also load PROG into
+ *              the page cache after dropping it, untimed ("PROG
+ *              --version"), as they do for the programs of cmd's stages:
+ *              for a program that a stage starts itself (xargs's)
  *
  * Workloads (paths are relative to each system's root):
  *   walk LIST            lstat every path listed in LIST (one a line)
@@ -67,6 +72,20 @@
  *   mount                time the mount alone (not for TYPE none)
  *   start PROG [ARG...]  mount, then chroot into it and run PROG, wait for
  *                        its exit; the time covers both (a container start)
+ *   cmd DIR FORMAT PROG [ARG...] [| PROG [ARG...]]...
+ *                        run a pipeline of programs (the argument "|"
+ *                        separates them) in DIR, in their own process
+ *                        group, with LC_ALL=C and TZ=UTC0; the time runs
+ *                        from the first fork until every stage has exited,
+ *                        and each must exit 0.  The last stage's output is
+ *                        read into memory; after the timed part FORMAT
+ *                        gives its checksum over the fields that every
+ *                        system shows alike: lines (every line), ls-l
+ *                        (ls -l: no link count, no "total"; a size for all
+ *                        but directories, a time for regular files only,
+ *                        as walk), stat (stat(1): name, size, access and
+ *                        owner, modification time to the second).  "ops"
+ *                        counts the output's lines.
  *
  * Output, one CSV row per system and repetition:
  *   workload,system,param,mode,rep,seconds,ops,checksum,status
@@ -119,6 +138,9 @@
 #define BENCH_CHUNK (1 << 20)
 #define BENCH_MAX_SYS 8
 #define BENCH_FNV_INIT 0xcbf29ce484222325ULL
+#define BENCH_MAX_STAGES 8	/* programs of one cmd pipeline */
+#define BENCH_MAX_PREWARM 8	/* -P */
+#define BENCH_OUT_MAX (1UL << 30)	/* cmd: output kept of one pass */
 
 enum bench_type {
 	BENCH_NONE, BENCH_LAYERFS, BENCH_OVERLAY, BENCH_FUSE, BENCH_EROFS
@@ -159,6 +181,12 @@ struct bench_ctx {
 	bool verify;		/* untimed pass: compute the full checksum */
 	char **list;		/* walk: the paths */
 	size_t nr_list;
+	char **stage[BENCH_MAX_STAGES];	/* cmd: argv of each program */
+	int nr_stages;
+	const char *format;	/* cmd: lines | ls-l | stat */
+	char *out;		/* cmd: the last stage's output */
+	size_t out_len;
+	size_t out_cap;
 };
 
 struct bench_op {
@@ -181,7 +209,8 @@ static int bench_cwd = -1;
  * The time limit of one pass (-T).  A watchdog thread sets bench_expired
  * when it passes; the workloads' loops check it between system calls.  A
  * FUSE request does not return on a signal, so for fuse-overlayfs the
- * watchdog also kills the daemon, which fails the pending request.
+ * watchdog also kills the daemon, which fails the pending request.  The
+ * processes of the cmd workload are killed too (their process group).
  */
 static unsigned int bench_limit;
 static volatile bool bench_expired;
@@ -190,6 +219,7 @@ static pthread_cond_t bench_wd_cond;
 static bool bench_wd_armed;		/* under bench_wd_lock */
 static struct timespec bench_wd_deadline;	/* under bench_wd_lock */
 static struct bench_sys *bench_wd_sys;	/* under bench_wd_lock */
+static pid_t bench_wd_pgid;		/* under bench_wd_lock; 0: none */
 
 static __printf(3, 4) int bench_fail(struct bench_res *r, int err,
 				      const char *fmt, ...)
@@ -432,8 +462,18 @@ static void *bench_watchdog(void *arg)
 			if (s->fuse_pid > 0)
 				kill(s->fuse_pid, SIGKILL);
 		}
+		if (bench_wd_pgid > 0)
+			kill(-bench_wd_pgid, SIGKILL);
 	}
 	return NULL;
+}
+
+/* the process group the watchdog kills when the time is up (0: none) */
+static void bench_watchdog_group(pid_t pgid)
+{
+	pthread_mutex_lock(&bench_wd_lock);
+	bench_wd_pgid = pgid;
+	pthread_mutex_unlock(&bench_wd_lock);
 }
 
 static void bench_watchdog_arm(struct bench_sys *s)
@@ -1425,6 +1465,304 @@ static int bench_start(struct bench_ctx *c, struct bench_sys *s,
 	return err;
 }
 
+/* ---- cmd: a pipeline of programs, timed from outside ---- */
+
+/*
+ * Fork one stage of a cmd pipeline: standard input from IN (-1:
+ * /dev/null), standard output to OUT, in DIR, in the process group PGID
+ * (0: a group of its own).  The environment is fixed, so that every
+ * system's output reads alike.
+ */
+static pid_t bench_spawn_stage(char **argv, const char *dir, int in, int out,
+			       pid_t pgid)
+{
+	static char *const envp[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"LC_ALL=C", "TZ=UTC0", NULL
+	};
+	pid_t pid = fork();
+
+	if (pid) {
+		/* here too, so that the group is there whichever runs first */
+		if (pid > 0)
+			setpgid(pid, pgid ? pgid : pid);
+		return pid;
+	}
+	signal(SIGPIPE, SIG_DFL);
+	if (setpgid(0, pgid))
+		_exit(125);
+	if (in < 0)
+		in = open("/dev/null", O_RDONLY);
+	if (in < 0 || dup2(in, STDIN_FILENO) < 0 ||
+	    dup2(out, STDOUT_FILENO) < 0)
+		_exit(125);
+	if (chdir(dir)) {
+		fprintf(stderr, "lfs-bench: cmd: chdir %s: %s\n", dir,
+			strerror(errno));
+		_exit(126);
+	}
+	execvpe(argv[0], argv, envp);
+	fprintf(stderr, "lfs-bench: cmd: exec %s: %s\n", argv[0],
+		strerror(errno));
+	_exit(127);
+}
+
+/* room for more output: twice as much, up to BENCH_OUT_MAX */
+static int bench_out_grow(struct bench_ctx *c, struct bench_res *r)
+{
+	size_t cap = c->out_cap ? 2 * c->out_cap : 32UL << 20;
+	char *p;
+
+	if (cap > BENCH_OUT_MAX)
+		return bench_fail(r, 0, "%s: output over %lu MiB", c->stage[0][0],
+				  BENCH_OUT_MAX >> 20);
+	p = realloc(c->out, cap);
+	if (!p)
+		return bench_fail(r, ENOMEM, "%s: output", c->stage[0][0]);
+	c->out = p;
+	c->out_cap = cap;
+	return 0;
+}
+
+/*
+ * The pipeline, from the first fork until the last stage has exited; its
+ * output is read into c->out as it comes, and checked after the timed part
+ * (bench_cmd_check).  A stage that exits other than 0, or a signal,
+ * fails the system; so does the time limit (the watchdog kills the group).
+ */
+static int bench_cmd(struct bench_ctx *c, struct bench_sys *s,
+		     struct bench_res *r)
+{
+	char dir[2 * PATH_MAX];
+	pid_t pid[BENCH_MAX_STAGES], pgid = 0;
+	int p[2], in = -1, n, i, err = 0;
+	ssize_t got;
+
+	snprintf(dir, sizeof(dir), "%s/%s", s->root, c->argv[0]);
+	c->out_len = 0;
+	for (n = 0; n < c->nr_stages; n++) {
+		if (pipe2(p, O_CLOEXEC)) {
+			err = bench_fail(r, errno, "pipe");
+			break;
+		}
+		pid[n] = bench_spawn_stage(c->stage[n], dir, in, p[1], pgid);
+		close(p[1]);
+		if (in >= 0)
+			close(in);
+		in = p[0];
+		if (pid[n] < 0) {
+			err = bench_fail(r, errno, "fork %s", c->stage[n][0]);
+			break;
+		}
+		if (!pgid) {
+			pgid = pid[n];
+			bench_watchdog_group(pgid);
+		}
+	}
+	while (!err) {
+		if (c->out_len == c->out_cap) {
+			err = bench_out_grow(c, r);
+			if (err)
+				break;
+		}
+		got = read(in, c->out + c->out_len, c->out_cap - c->out_len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			err = bench_fail(r, errno, "read the output of %s",
+					 c->stage[n - 1][0]);
+		if (got <= 0)
+			break;
+		c->out_len += got;
+	}
+	/* on an error the stages still writing get EPIPE and end */
+	if (in >= 0)
+		close(in);
+	for (i = 0; i < n; i++) {
+		struct bench_res w = { 0 };
+
+		if (bench_wait(pid[i], &w, c->stage[i][0]) && !err) {
+			memcpy(r->err, w.err, sizeof(r->err));
+			err = -EIO;
+		}
+	}
+	bench_watchdog_group(0);
+	return err;
+}
+
+/* does the line L (N bytes) begin with P? */
+static bool bench_starts(const char *l, size_t n, const char *p)
+{
+	size_t k = strlen(p);
+
+	return n >= k && !memcmp(l, p, k);
+}
+
+/* the next field of L (N bytes) from *POS on, separated by spaces or
+ * tabs; NULL at the end of the line
+ */
+static const char *bench_field(const char *l, size_t n, size_t *pos,
+			       size_t *len)
+{
+	size_t i = *pos, b;
+
+	while (i < n && (l[i] == ' ' || l[i] == '\t'))
+		i++;
+	b = i;
+	while (i < n && l[i] != ' ' && l[i] != '\t')
+		i++;
+	*pos = i;
+	*len = i - b;
+	return i > b ? l + b : NULL;
+}
+
+/* a line's hash for cmd's checksum; 0 leaves the line out of it */
+typedef uint64_t (*bench_line_fn)(const char *l, size_t n);
+
+static uint64_t bench_whole_line(const char *l, size_t n)
+{
+	return bench_fnv(l, n, BENCH_FNV_INIT);
+}
+
+/*
+ * A line of "ls -l": the mode, owner and group; the size (a device's
+ * numbers) of all but directories; the time of regular files only and
+ * the name (with a symlink's target), as bench_hash_stat() has them.  Not
+ * the link count (overlay counts a merged directory's links its own way)
+ * nor "total" (blocks).  Directory headings ("./etc:") count whole.
+ */
+static uint64_t bench_ls_line(const char *l, size_t n)
+{
+	const char *f[9];
+	size_t len[9], pos = 0;
+	uint64_t h = BENCH_FNV_INIT;
+	int nf, i;
+
+	if (!n || bench_starts(l, n, "total "))
+		return 0;
+	if (!memchr("-dlcbps", l[0], 7))
+		return bench_whole_line(l, n);
+	/* mode, links, owner, group, size or "major, minor", 3 of time */
+	nf = l[0] == 'c' || l[0] == 'b' ? 9 : 8;
+	for (i = 0; i < nf; i++) {
+		f[i] = bench_field(l, n, &pos, &len[i]);
+		if (!f[i])
+			return bench_whole_line(l, n);
+	}
+	/* the name begins after the one space that follows the time */
+	pos = pos < n ? pos + 1 : n;
+	for (i = 0; i < nf; i++) {
+		if (i == 1 || (i >= 4 && l[0] == 'd'))
+			continue;
+		if (i >= nf - 3 && l[0] != '-')
+			continue;
+		h = bench_mix(h, bench_fnv(f[i], len[i], BENCH_FNV_INIT));
+	}
+	return bench_mix(h, bench_fnv(l + pos, n - pos, BENCH_FNV_INIT));
+}
+
+/*
+ * A line of stat(1)'s default output: "File:" (the name), the size of
+ * "Size:", "Access: (" (mode, owner, group), "Modify:" to the second.
+ * Not the blocks, device, inode or links, nor the other times.
+ */
+static uint64_t bench_stat_line(const char *l, size_t n)
+{
+	const char *f;
+	size_t pos = 7, len;
+
+	if (bench_starts(l, n, "  File: ") || bench_starts(l, n, "Access: ("))
+		return bench_whole_line(l, n);
+	if (bench_starts(l, n, "  Size: ")) {
+		f = bench_field(l, n, &pos, &len);
+		return f ? bench_mix(1, bench_fnv(f, len, BENCH_FNV_INIT)) : 0;
+	}
+	/* "Modify: YYYY-MM-DD hh:mm:ss" */
+	if (bench_starts(l, n, "Modify: "))
+		return bench_whole_line(l, n < 27 ? n : 27);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	bench_line_fn fn;
+} bench_formats[] = {
+	{ "lines", bench_whole_line },
+	{ "ls-l", bench_ls_line },
+	{ "stat", bench_stat_line },
+};
+
+static bench_line_fn bench_line_hash;
+
+/* untimed, after the pipeline: count the lines, sum their hashes */
+static int bench_cmd_check(struct bench_ctx *c, struct bench_sys *s,
+			   struct bench_res *r)
+{
+	uint64_t sum = 0, lines = 0;
+	const char *nl;
+	size_t b, e;
+
+	(void)s;
+	for (b = 0; b < c->out_len; b = e + 1) {
+		nl = memchr(c->out + b, '\n', c->out_len - b);
+		e = nl ? (size_t)(nl - c->out) : c->out_len;
+		sum += bench_line_hash(c->out + b, e - b);
+		lines++;
+	}
+	if (!lines)
+		return bench_fail(r, 0, "%s: no output", c->stage[0][0]);
+	r->ops = lines;
+	r->sum = bench_mix(sum, lines);
+	r->have_sum = true;
+	return 0;
+}
+
+/*
+ * cmd's arguments: DIR FORMAT PROG [ARG...] [| PROG [ARG...]]...; the
+ * stages point into argv, each "|" becomes the end of one.  The output
+ * buffer is made and touched here, untimed.
+ */
+static int bench_cmd_setup(struct bench_ctx *c)
+{
+	struct bench_res r = { 0 };
+	size_t k;
+	int i;
+
+	for (k = 0; k < ARRAY_SIZE(bench_formats); k++)
+		if (!strcmp(c->argv[1], bench_formats[k].name))
+			bench_line_hash = bench_formats[k].fn;
+	if (!bench_line_hash) {
+		fprintf(stderr, "lfs-bench: cmd: format \"%s\": not lines, ls-l or stat\n",
+			c->argv[1]);
+		return -1;
+	}
+	c->stage[0] = c->argv + 2;
+	c->nr_stages = 1;
+	for (i = 2; i < c->argc; i++) {
+		if (strcmp(c->argv[i], "|"))
+			continue;
+		c->argv[i] = NULL;
+		if (c->nr_stages == BENCH_MAX_STAGES || i + 1 == c->argc) {
+			fprintf(stderr, "lfs-bench: cmd: a \"|\" at the end, or over %d programs\n",
+				BENCH_MAX_STAGES);
+			return -1;
+		}
+		c->stage[c->nr_stages++] = c->argv + i + 1;
+	}
+	for (i = 0; i < c->nr_stages; i++)
+		if (!c->stage[i][0]) {
+			fprintf(stderr, "lfs-bench: cmd: program %d of the pipeline is empty\n",
+				i + 1);
+			return -1;
+		}
+	if (bench_out_grow(c, &r)) {
+		fprintf(stderr, "lfs-bench: cmd: %s\n", r.err);
+		return -1;
+	}
+	memset(c->out, 0, c->out_cap);
+	return 0;
+}
+
 static const struct bench_op bench_ops[] = {
 	{ "walk", 1, 1, false, false, bench_walk, NULL, NULL },
 	{ "readdir", 1, 1, false, false, bench_readdir, NULL, NULL },
@@ -1442,6 +1780,7 @@ static const struct bench_op bench_ops[] = {
 	{ "mount", 0, 0, true, false, bench_mount_op, bench_mount_check,
 	  NULL },
 	{ "start", 1, -1, true, false, bench_start, NULL, NULL },
+	{ "cmd", 3, -1, false, false, bench_cmd, bench_cmd_check, NULL },
 };
 
 /* ---- the run ---- */
@@ -1500,6 +1839,9 @@ static void bench_order(int rep, int nsys, int *order)
 		}
 }
 
+static const char *bench_prewarm_progs[BENCH_MAX_PREWARM];	/* -P */
+static int bench_nr_prewarm;
+
 /* one pass on one system; TIMED says whether this is a repetition */
 static int bench_pass(const struct bench_op *op, struct bench_ctx *c,
 		      struct bench_sys *s, enum bench_mode mode, int rep,
@@ -1507,7 +1849,7 @@ static int bench_pass(const struct bench_op *op, struct bench_ctx *c,
 {
 	struct bench_res r = { 0 };
 	double t0, t1;
-	int err = 0;
+	int err = 0, i;
 
 	c->verify = !timed;
 	if (!s->mounted)
@@ -1522,6 +1864,10 @@ static int bench_pass(const struct bench_op *op, struct bench_ctx *c,
 			bench_prewarm("fuse-overlayfs");
 		else if (op->run == bench_untar)
 			bench_prewarm("tar");
+		for (i = 0; op->run == bench_cmd && i < c->nr_stages; i++)
+			bench_prewarm(c->stage[i][0]);
+		for (i = 0; i < bench_nr_prewarm; i++)
+			bench_prewarm(bench_prewarm_progs[i]);
 	}
 	bench_watchdog_arm(s);
 	t0 = bench_now();
@@ -1875,7 +2221,8 @@ static void bench_usage(void)
 {
 	fprintf(stderr,
 		"usage: lfs-bench -S SYSTEMS [-m warm|cold|fresh] [-n REPS] [-w NAME]\n"
-		"                 [-p PARAM] [-o CSV] [-T SECS] WORKLOAD [ARG...]\n"
+		"                 [-p PARAM] [-o CSV] [-T SECS] [-P PROG]...\n"
+		"                 WORKLOAD [ARG...]\n"
 		"       lfs-bench mkstack|mkspread|mkfile ...\n"
 		"(see the head of tools/bench/lfs-bench.c)\n");
 	exit(2);
@@ -1900,7 +2247,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "mkfile"))
 		return bench_cmd_mkfile(argc - 2, argv + 2);
 
-	while ((opt = getopt(argc, argv, "+S:m:n:w:p:o:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "+S:m:n:w:p:o:T:P:")) != -1) {
 		switch (opt) {
 		case 'S':
 			systems = optarg;
@@ -1927,6 +2274,11 @@ int main(int argc, char **argv)
 		case 'T':
 			bench_limit = atoi(optarg);
 			break;
+		case 'P':
+			if (bench_nr_prewarm == BENCH_MAX_PREWARM)
+				bench_usage();
+			bench_prewarm_progs[bench_nr_prewarm++] = optarg;
+			break;
 		default:
 			bench_usage();
 		}
@@ -1943,6 +2295,8 @@ int main(int argc, char **argv)
 	if (c.argc < op->min_args ||
 	    (op->max_args >= 0 && c.argc > op->max_args))
 		bench_usage();
+	if (op->run == bench_cmd && bench_cmd_setup(&c))
+		return 2;
 	if (!bench_workload)
 		bench_workload = op->name;
 	if (!bench_param)

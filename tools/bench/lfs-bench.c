@@ -54,6 +54,11 @@
  *              the page cache after dropping it, untimed ("PROG
  *              --version"), as they do for the programs of cmd's stages:
  *              for a program that a stage starts itself (xargs's)
+ *   -M CGROUP  memory (with -m cold, for cmd): each pass runs the
+ *              workload's processes in a new cgroup under CGROUP (a
+ *              cgroup2 directory whose cgroup.subtree_control has
+ *              +memory), and so fuse-overlayfs's daemon; the row's "ops"
+ *              column is then the cgroup's memory.peak in bytes
  *
  * Workloads (paths are relative to each system's root):
  *   walk LIST            lstat every path listed in LIST (one a line)
@@ -172,6 +177,7 @@ struct bench_res {
 	uint64_t ops;
 	uint64_t sum;
 	bool have_sum;
+	uint64_t mem;		/* -M: the cgroup's memory.peak, bytes */
 	char err[512];
 };
 
@@ -1467,11 +1473,19 @@ static int bench_start(struct bench_ctx *c, struct bench_sys *s,
 
 /* ---- cmd: a pipeline of programs, timed from outside ---- */
 
+/* -M: the parent cgroup; the cgroup of the pass running and its
+ * cgroup.procs, open while the pass runs (else -1), which each stage
+ * writes itself into before its exec
+ */
+static const char *bench_cg_parent;
+static char bench_cg_dir[PATH_MAX];
+static int bench_cg_procs = -1;
+
 /*
  * Fork one stage of a cmd pipeline: standard input from IN (-1:
  * /dev/null), standard output to OUT, in DIR, in the process group PGID
- * (0: a group of its own).  The environment is fixed, so that every
- * system's output reads alike.
+ * (0: a group of its own) and, under -M, in the pass's cgroup.  The
+ * environment is fixed, so that every system's output reads alike.
  */
 static pid_t bench_spawn_stage(char **argv, const char *dir, int in, int out,
 			       pid_t pgid)
@@ -1491,6 +1505,11 @@ static pid_t bench_spawn_stage(char **argv, const char *dir, int in, int out,
 	signal(SIGPIPE, SIG_DFL);
 	if (setpgid(0, pgid))
 		_exit(125);
+	if (bench_cg_procs >= 0 && write(bench_cg_procs, "0", 1) != 1) {
+		fprintf(stderr, "lfs-bench: cmd: %s into %s: %s\n", argv[0],
+			bench_cg_dir, strerror(errno));
+		_exit(125);
+	}
 	if (in < 0)
 		in = open("/dev/null", O_RDONLY);
 	if (in < 0 || dup2(in, STDIN_FILENO) < 0 ||
@@ -1763,6 +1782,87 @@ static int bench_cmd_setup(struct bench_ctx *c)
 	return 0;
 }
 
+/* ---- -M: the memory of a pass ---- */
+
+/*
+ * A new cgroup for the pass of S, which the cmd stages join (and
+ * fuse-overlayfs's daemon, which serves them): charges made before, at
+ * mount and by the warm-up of the programs, stay outside.
+ */
+static int bench_cg_enter(struct bench_sys *s, int rep, struct bench_res *r)
+{
+	char path[PATH_MAX + 16], pid[16];
+	pid_t daemon;
+
+	snprintf(bench_cg_dir, sizeof(bench_cg_dir), "%s/%s-%d",
+		 bench_cg_parent, s->name, rep);
+	if (mkdir(bench_cg_dir, 0755)) {
+		bench_fail(r, errno, "mkdir %s", bench_cg_dir);
+		*bench_cg_dir = '\0';
+		return -EIO;
+	}
+	snprintf(path, sizeof(path), "%s/memory.peak", bench_cg_dir);
+	if (access(path, R_OK))
+		return bench_fail(r, errno,
+				  "%s (is +memory in %s/cgroup.subtree_control?)",
+				  path, bench_cg_parent);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", bench_cg_dir);
+	bench_cg_procs = open(path, O_WRONLY | O_CLOEXEC);
+	if (bench_cg_procs < 0)
+		return bench_fail(r, errno, "open %s", path);
+	if (s->type != BENCH_FUSE)
+		return 0;
+	daemon = bench_fuse_daemon(s->root);
+	if (daemon <= 0)
+		return bench_fail(r, 0, "no fuse-overlayfs daemon serves %s",
+				  s->root);
+	snprintf(pid, sizeof(pid), "%d", (int)daemon);
+	if (write(bench_cg_procs, pid, strlen(pid)) < 0)
+		return bench_fail(r, errno, "fuse-overlayfs (pid %s) into %s",
+				  pid, bench_cg_dir);
+	return 0;
+}
+
+/* the pass's cgroup's memory.peak: the most it held at once, in bytes */
+static int bench_cg_peak(struct bench_res *r)
+{
+	char path[PATH_MAX + 16], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/memory.peak", bench_cg_dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bench_fail(r, errno, "open %s", path);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return bench_fail(r, n ? errno : 0, "read %s", path);
+	buf[n] = '\0';
+	r->mem = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+/* after the pass (and its unmount: the daemon has left): remove the
+ * cgroup; one that stays is reported, the pass's result stands
+ */
+static void bench_cg_leave(void)
+{
+	int i;
+
+	if (bench_cg_procs >= 0)
+		close(bench_cg_procs);
+	bench_cg_procs = -1;
+	if (!*bench_cg_dir)
+		return;
+	for (i = 0; rmdir(bench_cg_dir) && errno == EBUSY && i < 100; i++)
+		usleep(10000);
+	if (!access(bench_cg_dir, F_OK))
+		fprintf(stderr, "lfs-bench: rmdir %s: %s\n", bench_cg_dir,
+			strerror(errno));
+	*bench_cg_dir = '\0';
+}
+
 static const struct bench_op bench_ops[] = {
 	{ "walk", 1, 1, false, false, bench_walk, NULL, NULL },
 	{ "readdir", 1, 1, false, false, bench_readdir, NULL, NULL },
@@ -1808,7 +1908,8 @@ static void bench_row(struct bench_sys *s, enum bench_mode mode, int rep,
 	} else {
 		fprintf(bench_out, "%s,%s,%s,%s,%d,%.9f,%" PRIu64 ",%s,ok\n",
 			bench_workload, s->name, bench_param,
-			bench_mode_names[mode], rep, secs, r->ops, sum);
+			bench_mode_names[mode], rep, secs,
+			bench_cg_parent ? r->mem : r->ops, sum);
 	}
 	fflush(bench_out);
 }
@@ -1869,6 +1970,8 @@ static int bench_pass(const struct bench_op *op, struct bench_ctx *c,
 		for (i = 0; i < bench_nr_prewarm; i++)
 			bench_prewarm(bench_prewarm_progs[i]);
 	}
+	if (!err && bench_cg_parent)
+		err = bench_cg_enter(s, rep, &r);
 	bench_watchdog_arm(s);
 	t0 = bench_now();
 	if (!err)
@@ -1879,6 +1982,8 @@ static int bench_pass(const struct bench_op *op, struct bench_ctx *c,
 		memset(&r, 0, sizeof(r));
 		err = bench_timeout(&r);
 	}
+	if (!err && bench_cg_parent)
+		err = bench_cg_peak(&r);
 	if (!err && op->check && (!op->writes || rep == 0))
 		err = op->check(c, s, &r);
 	if (op->cleanup && s->type == BENCH_NONE)
@@ -1891,6 +1996,8 @@ static int bench_pass(const struct bench_op *op, struct bench_ctx *c,
 			err = -EIO;
 		}
 	}
+	if (bench_cg_parent)
+		bench_cg_leave();
 	if (!err && !timed) {
 		s->ops = r.ops;
 		s->sum = r.sum;
@@ -2221,7 +2328,7 @@ static void bench_usage(void)
 {
 	fprintf(stderr,
 		"usage: lfs-bench -S SYSTEMS [-m warm|cold|fresh] [-n REPS] [-w NAME]\n"
-		"                 [-p PARAM] [-o CSV] [-T SECS] [-P PROG]...\n"
+		"                 [-p PARAM] [-o CSV] [-T SECS] [-P PROG]... [-M CGROUP]\n"
 		"                 WORKLOAD [ARG...]\n"
 		"       lfs-bench mkstack|mkspread|mkfile ...\n"
 		"(see the head of tools/bench/lfs-bench.c)\n");
@@ -2247,7 +2354,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "mkfile"))
 		return bench_cmd_mkfile(argc - 2, argv + 2);
 
-	while ((opt = getopt(argc, argv, "+S:m:n:w:p:o:T:P:")) != -1) {
+	while ((opt = getopt(argc, argv, "+S:m:n:w:p:o:T:P:M:")) != -1) {
 		switch (opt) {
 		case 'S':
 			systems = optarg;
@@ -2279,6 +2386,9 @@ int main(int argc, char **argv)
 				bench_usage();
 			bench_prewarm_progs[bench_nr_prewarm++] = optarg;
 			break;
+		case 'M':
+			bench_cg_parent = optarg;
+			break;
 		default:
 			bench_usage();
 		}
@@ -2297,6 +2407,10 @@ int main(int argc, char **argv)
 		bench_usage();
 	if (op->run == bench_cmd && bench_cmd_setup(&c))
 		return 2;
+	if (bench_cg_parent && (op->run != bench_cmd || mode != BENCH_COLD)) {
+		fprintf(stderr, "lfs-bench: -M: only for cmd, with -m cold\n");
+		return 2;
+	}
 	if (!bench_workload)
 		bench_workload = op->name;
 	if (!bench_param)

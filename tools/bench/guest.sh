@@ -200,9 +200,10 @@ done
 
 # the same stacks on tmpfs (issue #9's own measure): there a cold cache
 # drops no lower dentry, so what stays is the stacking filesystem's cost
-mkdir -p "$base/tmpfs" && mount -t tmpfs -o size=1G bench-tmpfs "$base/tmpfs" &&
-	mkdir "$base/tmpfs/depth" ||
+if ! { mkdir -p "$base/tmpfs" && mount -t tmpfs -o size=1G bench-tmpfs "$base/tmpfs" &&
+	mkdir "$base/tmpfs/depth"; }; then
 	bench_die "tmpfs for the stacks"
+fi
 for d in $depths_all $depths_layerfs; do
 	"$bench" mkstack "$base/tmpfs/depth/$d" "$d" "$lookup_names" ||
 		bench_die "mkstack $d on tmpfs"

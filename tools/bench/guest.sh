@@ -266,6 +266,14 @@ for m in cold warm; do
 	bench_run $m walk debian "$sysd/debian-ro" walk "$base/debian.list"
 done
 
+# what users time: the programs run in the mounted tree, by lfs-bench
+bench_phase "1. ls -lR; find | xargs stat"
+for m in cold warm; do
+	bench_run $m ls-lR debian "$sysd/debian-ro" cmd . ls-l ls -lR
+	bench_run $m find-stat debian "$sysd/debian-ro" -P stat cmd . stat \
+		find . -type f -print0 '|' xargs -0 stat
+done
+
 # ---- 2. readdir ----
 bench_phase "2. readdir"
 for m in cold warm; do

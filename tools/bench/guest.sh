@@ -274,6 +274,37 @@ for m in cold warm; do
 		find . -type f -print0 '|' xargs -0 stat
 done
 
+# ---- 9. memory (before chown -R changes the raw tree) ----
+# bench_memcg: a cgroup2 directory whose children have the memory
+# controller, in $memcg; false, with a note, when the guest has none
+memcg=
+bench_memcg() {
+	local root=/sys/fs/cgroup
+	if ! mountpoint -q $root && ! mount -t cgroup2 cgroup2 $root; then
+		bench_note "memory: skipped, cgroup2 does not mount on $root"
+		return 1
+	fi
+	if [ "$(stat -f -c %T $root)" != cgroup2fs ]; then
+		bench_note "memory: skipped, $root is not cgroup2"
+		return 1
+	fi
+	if ! grep -qw memory $root/cgroup.controllers; then
+		bench_note "memory: skipped, the guest kernel has no memory controller (CONFIG_MEMCG, not in vm/kernel/base.config)"
+		return 1
+	fi
+	if ! { echo +memory >$root/cgroup.subtree_control &&
+		mkdir -p $root/lfs-bench &&
+		echo +memory >$root/lfs-bench/cgroup.subtree_control; }; then
+		bench_note "memory: skipped, cannot give $root/lfs-bench the memory controller"
+		return 1
+	fi
+	memcg=$root/lfs-bench
+}
+bench_phase "9. memory: memory.peak of a cold ls -lR"
+if bench_memcg; then
+	bench_run cold memory-ls-lR debian "$sysd/debian-ro" -M "$memcg" cmd . ls-l ls -lR
+fi
+
 # ---- 2. readdir ----
 bench_phase "2. readdir"
 for m in cold warm; do
@@ -366,6 +397,7 @@ for s in $stacked erofs-overlay erofs-overlay.erofs; do
 	mountpoint -q "$base/mnt/$s" && umount "$base/mnt/$s"
 done
 umount "$base/tmpfs"
+[ -z "$memcg" ] || rmdir "$memcg" || bench_note "cgroup $memcg left behind"
 # nothing may be left mounted, or the module cannot unload
 ! grep -q " $base/" /proc/mounts || bench_note "mounts left behind: $(grep " $base/" /proc/mounts)"
 exit 0

@@ -241,6 +241,18 @@ cp "$tarball" "$base/src.tar" || bench_die "copy the tarball"
 echo "tarball: $(tar -tf "$base/src.tar" | wc -l) entries, $(($(stat -c %s "$base/src.tar") >> 20)) MiB"
 sync
 
+# stat(1) looks up the owner and group of every file it prints, and glibc
+# opens /etc/passwd and /etc/group for each lookup: on the 9p root that is
+# a round trip to the host per open, the same for every system and more
+# than the file system's own work.  Copies on tmpfs, as a local /etc
+# would be, bound over them for the run (ls -l looks each name up once).
+etc_local=$(mktemp -d) || bench_die "mktemp for /etc's copies"
+for f in passwd group; do
+	if ! { cp "/etc/$f" "$etc_local/$f" && mount --bind "$etc_local/$f" "/etc/$f"; }; then
+		bench_die "a tmpfs copy of /etc/$f"
+	fi
+done
+
 # ---- which systems ----
 if mount -t layerfs none "$base/mnt/layerfs" \
 	-o "lowerdir=$base/depth/1/1,nameindex=off" 2>/dev/null; then
@@ -397,6 +409,7 @@ for s in $stacked erofs-overlay erofs-overlay.erofs; do
 	mountpoint -q "$base/mnt/$s" && umount "$base/mnt/$s"
 done
 umount "$base/tmpfs"
+umount /etc/passwd /etc/group
 [ -z "$memcg" ] || rmdir "$memcg" || bench_note "cgroup $memcg left behind"
 # nothing may be left mounted, or the module cannot unload
 ! grep -q " $base/" /proc/mounts || bench_note "mounts left behind: $(grep " $base/" /proc/mounts)"

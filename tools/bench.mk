@@ -1,19 +1,21 @@
 # tools/bench: 'make bench', layerfs against the kernel's overlay,
-# fuse-overlayfs and the raw filesystem in one guest.  See docs/bench.md.
+# fuse-overlayfs, erofs under overlay (the composefs approach) and the raw
+# filesystem in one guest.  See docs/bench.md.
 #
 #   make bench                  perf kernel, perf module, debian image,
 #                               the guest run, build/bench/REPORT.md
 #   make bench-report           the report again from build/bench/bench.csv
 #
 # Variables: BENCH_REPS (5), BENCH_LIMIT (60: seconds one pass of one
-# system may take), BENCH_TIMEOUT (7200: seconds for the whole guest run),
+# system may take), BENCH_TIMEOUT (10800: seconds for the whole guest run),
 # BENCH_ARGS (e.g. --quick), BENCH_OUT
 # (build/bench), BENCH_VM (the guest's results directory, emptied by each
 # run; default $(BENCH_OUT)/vm), BENCH_MEM (4G), BENCH_CPUS (1),
 # BENCH_DISK (16G, the ext4 scratch disk the layers live on),
 # BENCH_PODMAN (the images whose podman start is timed; empty: none).
 
-DEPS += gnuplot-nox tar
+# (erofs-utils: mkfs.erofs makes erofs-overlay's image, in the guest)
+DEPS += gnuplot-nox tar erofs-utils
 
 TOOLS_BIN += build/bin/lfs-bench
 
@@ -23,7 +25,7 @@ build/bin/lfs-bench: tools/bench/lfs-bench.c
 
 BENCH_REPS ?= 5
 BENCH_LIMIT ?= 60
-BENCH_TIMEOUT ?= 7200
+BENCH_TIMEOUT ?= 10800
 BENCH_ARGS ?=
 BENCH_OUT ?= build/bench
 BENCH_VM ?= $(BENCH_OUT)/vm

@@ -22,7 +22,10 @@
 # raw (the flattened tree, copied once onto the same filesystem).  Another
 # system is one more case in bench_sysline and one more name in SYSTEMS;
 # layerfs-noindex (layerfs -o nameindex=off) joins when the module takes
-# that option.
+# that option.  erofs-overlay (the composefs approach: the raw tree packed
+# by mkfs.erofs, loop-mounted, under the kernel's overlay) joins the
+# workloads of the debian tree only (DEBIAN_SYSTEMS): the synthetic stacks
+# have no image of their own.
 set -uo pipefail
 
 repo=${LFS_REPO:?}
@@ -99,6 +102,8 @@ bench_sysline() {
 	layerfs-noindex) echo "$sys layerfs $base/mnt/$sys $layers $up nameindex=off" ;;
 	overlay) echo "$sys overlay $base/mnt/$sys $layers $up -" ;;
 	fuse-overlayfs) echo "$sys fuse-overlayfs $base/mnt/$sys $layers $up -" ;;
+	# the image of the raw tree; lfs-bench mounts it on $base/mnt/$sys.erofs
+	erofs-overlay) echo "$sys erofs-overlay $base/mnt/$sys $base/erofs/${raw##*/}.img $up -" ;;
 	raw) echo "raw none $raw - - -" ;;
 	esac
 }
@@ -144,7 +149,7 @@ bench_phase "setup: import the debian image (whiteouts as 0/0 character devices)
 rm -rf "$base"
 mkdir -p "$base"/mnt "$base"/up "$base"/raw "$base"/depth "$base"/spread ||
 	bench_die "mkdir $base"
-for s in layerfs layerfs-noindex overlay fuse-overlayfs prep; do
+for s in layerfs layerfs-noindex overlay fuse-overlayfs erofs-overlay prep; do
 	mkdir -p "$base/mnt/$s"
 done
 # (its progress meter goes to a file)
@@ -173,6 +178,24 @@ bench_flatten "$base/debian.layers" "$base/raw/debian" || bench_die "flatten deb
 (cd "$base/raw/debian" && find . -mindepth 1 -printf '%P\n') >"$base/debian.list"
 echo "debian: $(wc -l <"$base/debian.list") paths, $(du -sm "$base/raw/debian" | cut -f1) MiB"
 
+# erofs-overlay's image: the raw tree packed as it is (owners, modes,
+# times, xattrs, hard links), uncompressed: the guest kernel has no
+# CONFIG_EROFS_FS_ZIP.  A system that cannot be made is skipped, with a
+# note; one that then fails to mount fails in every workload it is in.
+bench_phase "setup: the erofs image of the raw debian tree (mkfs.erofs)"
+erofs=0
+if ! command -v mkfs.erofs >/dev/null; then
+	bench_note "erofs-overlay: skipped, no mkfs.erofs (Debian's erofs-utils)"
+elif ! mkdir -p "$base/erofs" ||
+	! mkfs.erofs --quiet "$base/erofs/debian.img" "$base/raw/debian" >"$res/mkfs-erofs.log" 2>&1; then
+	tail -n 5 "$res/mkfs-erofs.log"
+	bench_note "erofs-overlay: skipped, mkfs.erofs failed (mkfs-erofs.log)"
+else
+	erofs=1
+	echo "erofs-utils: $(dpkg-query -W -f '${Version}' erofs-utils 2>/dev/null); debian.img: $(($(stat -c %s "$base/erofs/debian.img") >> 20)) MiB" |
+		tee -a "$res/bench-env.txt"
+fi
+
 bench_phase "setup: the data stack (4 layers; files in the bottom one)"
 mkdir -p "$base/data"
 for i in 1 2 3 4; do
@@ -200,9 +223,10 @@ done
 
 # the same stacks on tmpfs (issue #9's own measure): there a cold cache
 # drops no lower dentry, so what stays is the stacking filesystem's cost
-mkdir -p "$base/tmpfs" && mount -t tmpfs -o size=1G bench-tmpfs "$base/tmpfs" &&
-	mkdir "$base/tmpfs/depth" ||
+if ! { mkdir -p "$base/tmpfs" && mount -t tmpfs -o size=1G bench-tmpfs "$base/tmpfs" &&
+	mkdir "$base/tmpfs/depth"; }; then
 	bench_die "tmpfs for the stacks"
+fi
 for d in $depths_all $depths_layerfs; do
 	"$bench" mkstack "$base/tmpfs/depth/$d" "$d" "$lookup_names" ||
 		bench_die "mkstack $d on tmpfs"
@@ -217,6 +241,18 @@ cp "$tarball" "$base/src.tar" || bench_die "copy the tarball"
 echo "tarball: $(tar -tf "$base/src.tar" | wc -l) entries, $(($(stat -c %s "$base/src.tar") >> 20)) MiB"
 sync
 
+# stat(1) looks up the owner and group of every file it prints, and glibc
+# opens /etc/passwd and /etc/group for each lookup: on the 9p root that is
+# a round trip to the host per open, the same for every system and more
+# than the file system's own work.  Copies on tmpfs, as a local /etc
+# would be, bound over them for the run (ls -l looks each name up once).
+etc_local=$(mktemp -d) || bench_die "mktemp for /etc's copies"
+for f in passwd group; do
+	if ! { cp "/etc/$f" "$etc_local/$f" && mount --bind "$etc_local/$f" "/etc/$f"; }; then
+		bench_die "a tmpfs copy of /etc/$f"
+	fi
+done
+
 # ---- which systems ----
 if mount -t layerfs none "$base/mnt/layerfs" \
 	-o "lowerdir=$base/depth/1/1,nameindex=off" 2>/dev/null; then
@@ -228,17 +264,58 @@ else
 fi
 stacked=${SYSTEMS/ raw/}
 layerfs_only=$(echo "$SYSTEMS" | tr ' ' '\n' | grep '^layerfs' | tr '\n' ' ')
-echo "systems: $SYSTEMS"
+DEBIAN_SYSTEMS=$SYSTEMS
+[ $erofs = 1 ] && DEBIAN_SYSTEMS=${SYSTEMS/ raw/ erofs-overlay raw}
+echo "systems: $SYSTEMS; on the debian tree: $DEBIAN_SYSTEMS"
 sysd=$base/sys
 mkdir -p "$sysd"
 
 # ---- 1. metadata walk ----
 bench_phase "1. metadata walk"
 # shellcheck disable=SC2086 # word lists
-bench_sysfile "$sysd/debian-ro" "$base/debian.layers" "$base/raw/debian" 0 $SYSTEMS
+bench_sysfile "$sysd/debian-ro" "$base/debian.layers" "$base/raw/debian" 0 $DEBIAN_SYSTEMS
 for m in cold warm; do
 	bench_run $m walk debian "$sysd/debian-ro" walk "$base/debian.list"
 done
+
+# what users time: the programs run in the mounted tree, by lfs-bench
+bench_phase "1. ls -lR; find | xargs stat"
+for m in cold warm; do
+	bench_run $m ls-lR debian "$sysd/debian-ro" cmd . ls-l ls -lR
+	bench_run $m find-stat debian "$sysd/debian-ro" -P stat cmd . stat \
+		find . -type f -print0 '|' xargs -0 stat
+done
+
+# ---- 9. memory (before chown -R changes the raw tree) ----
+# bench_memcg: a cgroup2 directory whose children have the memory
+# controller, in $memcg; false, with a note, when the guest has none
+memcg=
+bench_memcg() {
+	local root=/sys/fs/cgroup
+	if ! mountpoint -q $root && ! mount -t cgroup2 cgroup2 $root; then
+		bench_note "memory: skipped, cgroup2 does not mount on $root"
+		return 1
+	fi
+	if [ "$(stat -f -c %T $root)" != cgroup2fs ]; then
+		bench_note "memory: skipped, $root is not cgroup2"
+		return 1
+	fi
+	if ! grep -qw memory $root/cgroup.controllers; then
+		bench_note "memory: skipped, the guest kernel has no memory controller (CONFIG_MEMCG, not in vm/kernel/base.config)"
+		return 1
+	fi
+	if ! { echo +memory >$root/cgroup.subtree_control &&
+		mkdir -p $root/lfs-bench &&
+		echo +memory >$root/lfs-bench/cgroup.subtree_control; }; then
+		bench_note "memory: skipped, cannot give $root/lfs-bench the memory controller"
+		return 1
+	fi
+	memcg=$root/lfs-bench
+}
+bench_phase "9. memory: memory.peak of a cold ls -lR"
+if bench_memcg; then
+	bench_run cold memory-ls-lR debian "$sysd/debian-ro" -M "$memcg" cmd . ls-l ls -lR
+fi
 
 # ---- 2. readdir ----
 bench_phase "2. readdir"
@@ -303,7 +380,7 @@ done
 # ---- 7. container start (before the writes below change the raw tree) ----
 bench_phase "7. container start"
 # shellcheck disable=SC2086
-bench_sysfile "$sysd/debian-rw" "$base/debian.layers" "$base/raw/debian" 1 $SYSTEMS
+bench_sysfile "$sysd/debian-rw" "$base/debian.layers" "$base/raw/debian" 1 $DEBIAN_SYSTEMS
 for m in cold warm; do
 	bench_run $m start python3 "$sysd/debian-rw" start /usr/bin/python3 -c \
 		'import sys, platform; print(platform.freedesktop_os_release()["PRETTY_NAME"], sys.version)'
@@ -326,10 +403,14 @@ done
 run_limit=$((4 * limit)) bench_run fresh chown-r debian "$sysd/debian-rw" chown-r . 1000 1000
 
 bench_phase "done"
-for s in $stacked; do
+# erofs-overlay's overlay before its erofs (lfs-bench unmounts both; this
+# is for a run that was stopped)
+for s in $stacked erofs-overlay erofs-overlay.erofs; do
 	mountpoint -q "$base/mnt/$s" && umount "$base/mnt/$s"
 done
 umount "$base/tmpfs"
+umount /etc/passwd /etc/group
+[ -z "$memcg" ] || rmdir "$memcg" || bench_note "cgroup $memcg left behind"
 # nothing may be left mounted, or the module cannot unload
 ! grep -q " $base/" /proc/mounts || bench_note "mounts left behind: $(grep " $base/" /proc/mounts)"
 exit 0

@@ -17,12 +17,22 @@
  *
  *   -S FILE    the systems, one a line (# comments):
  *                NAME TYPE ROOT LAYERS UPPER OPTIONS
- *              TYPE layerfs | overlay | fuse-overlayfs | none (ROOT is a
- *              plain directory: the raw system); ROOT the mount point;
- *              LAYERS a file of layer directories, top first; UPPER a
+ *              TYPE layerfs | overlay | fuse-overlayfs | erofs-overlay |
+ *              none (ROOT is a plain directory: the raw system); ROOT the
+ *              mount point; LAYERS a file of layer directories, top first
+ *              (erofs-overlay: the erofs image itself); UPPER a
  *              directory that gets a fresh u/ and w/ (upper and work
  *              directory) for every mount, or "-" for a read-only mount;
  *              OPTIONS more comma-separated mount options, or "-"
+ *              erofs-overlay (the composefs approach) attaches the image
+ *              to a loop device (read-only, detached by the kernel when
+ *              unmounted), mounts it as erofs on ROOT.erofs and the
+ *              kernel's overlay on ROOT with that one lower layer; a
+ *              read-only mount adds the empty directory ROOT.empty as a
+ *              second lower layer, since overlay refuses one lower layer
+ *              without an upper.  Every unmount takes down the overlay,
+ *              the erofs mount and the loop device, so a cold pass reads
+ *              the image afresh.
  *   -m MODE    warm: mount once, one untimed pass (the warm-up; it also
  *                    computes the full checksum, contents included), then
  *                    the timed passes;
@@ -38,7 +48,17 @@
  *   -o FILE    append the CSV rows to FILE (default standard output)
  *   -T SECS    time limit of one pass: a system that takes longer fails
  *              ("over the time limit"; fuse-overlayfs's daemon is killed,
- *              since a FUSE request outlives signals); default none
+ *              since a FUSE request outlives signals, and so are the
+ *              processes of the cmd workload); default none
+ *   -P PROG    (more than once) cold and fresh passes also load PROG into
+ *              the page cache after dropping it, untimed ("PROG
+ *              --version"), as they do for the programs of cmd's stages:
+ *              for a program that a stage starts itself (xargs's)
+ *   -M CGROUP  memory (with -m cold, for cmd): each pass runs the
+ *              workload's processes in a new cgroup under CGROUP (a
+ *              cgroup2 directory whose cgroup.subtree_control has
+ *              +memory), and so fuse-overlayfs's daemon; the row's "ops"
+ *              column is then the cgroup's memory.peak in bytes
  *
  * Workloads (paths are relative to each system's root):
  *   walk LIST            lstat every path listed in LIST (one a line)
@@ -57,6 +77,20 @@
  *   mount                time the mount alone (not for TYPE none)
  *   start PROG [ARG...]  mount, then chroot into it and run PROG, wait for
  *                        its exit; the time covers both (a container start)
+ *   cmd DIR FORMAT PROG [ARG...] [| PROG [ARG...]]...
+ *                        run a pipeline of programs (the argument "|"
+ *                        separates them) in DIR, in their own process
+ *                        group, with LC_ALL=C and TZ=UTC0; the time runs
+ *                        from the first fork until every stage has exited,
+ *                        and each must exit 0.  The last stage's output is
+ *                        read into memory; after the timed part FORMAT
+ *                        gives its checksum over the fields that every
+ *                        system shows alike: lines (every line), ls-l
+ *                        (ls -l: no link count, no "total"; a size for all
+ *                        but directories, a time for regular files only,
+ *                        as walk), stat (stat(1): name, size, access and
+ *                        owner, modification time to the second).  "ops"
+ *                        counts the output's lines.
  *
  * Output, one CSV row per system and repetition:
  *   workload,system,param,mode,rep,seconds,ops,checksum,status
@@ -91,6 +125,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -99,13 +135,21 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#define __printf(a, b) __attribute__((format(printf, a, b)))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 #define BENCH_FUSE_MAGIC 0x65735546
 #define BENCH_PAGE 4096
 #define BENCH_CHUNK (1 << 20)
 #define BENCH_MAX_SYS 8
 #define BENCH_FNV_INIT 0xcbf29ce484222325ULL
+#define BENCH_MAX_STAGES 8	/* programs of one cmd pipeline */
+#define BENCH_MAX_PREWARM 8	/* -P */
+#define BENCH_OUT_MAX (1UL << 30)	/* cmd: output kept of one pass */
 
-enum bench_type { BENCH_NONE, BENCH_LAYERFS, BENCH_OVERLAY, BENCH_FUSE };
+enum bench_type {
+	BENCH_NONE, BENCH_LAYERFS, BENCH_OVERLAY, BENCH_FUSE, BENCH_EROFS
+};
 enum bench_mode { BENCH_WARM, BENCH_COLD, BENCH_FRESH };
 
 struct bench_sys {
@@ -116,6 +160,10 @@ struct bench_sys {
 	size_t nr_layers;
 	char upper[PATH_MAX];	/* "" for a read-only mount */
 	char opts[1024];	/* more mount options, "" for none */
+	char image[PATH_MAX];	/* erofs-overlay: the erofs image */
+	char lower[PATH_MAX + 8];	/* erofs-overlay: its mount, ROOT.erofs */
+	int loop_nr;		/* erofs-overlay: its loop device, or -1 */
+	bool lower_mounted;	/* erofs-overlay: the erofs is mounted */
 	bool mounted;
 	bool failed;
 	pid_t fuse_pid;		/* fuse-overlayfs's daemon, found on a time-out */
@@ -129,6 +177,7 @@ struct bench_res {
 	uint64_t ops;
 	uint64_t sum;
 	bool have_sum;
+	uint64_t mem;		/* -M: the cgroup's memory.peak, bytes */
 	char err[512];
 };
 
@@ -138,6 +187,12 @@ struct bench_ctx {
 	bool verify;		/* untimed pass: compute the full checksum */
 	char **list;		/* walk: the paths */
 	size_t nr_list;
+	char **stage[BENCH_MAX_STAGES];	/* cmd: argv of each program */
+	int nr_stages;
+	const char *format;	/* cmd: lines | ls-l | stat */
+	char *out;		/* cmd: the last stage's output */
+	size_t out_len;
+	size_t out_cap;
 };
 
 struct bench_op {
@@ -160,7 +215,8 @@ static int bench_cwd = -1;
  * The time limit of one pass (-T).  A watchdog thread sets bench_expired
  * when it passes; the workloads' loops check it between system calls.  A
  * FUSE request does not return on a signal, so for fuse-overlayfs the
- * watchdog also kills the daemon, which fails the pending request.
+ * watchdog also kills the daemon, which fails the pending request.  The
+ * processes of the cmd workload are killed too (their process group).
  */
 static unsigned int bench_limit;
 static volatile bool bench_expired;
@@ -169,8 +225,10 @@ static pthread_cond_t bench_wd_cond;
 static bool bench_wd_armed;		/* under bench_wd_lock */
 static struct timespec bench_wd_deadline;	/* under bench_wd_lock */
 static struct bench_sys *bench_wd_sys;	/* under bench_wd_lock */
+static pid_t bench_wd_pgid;		/* under bench_wd_lock; 0: none */
 
-static int bench_fail(struct bench_res *r, int err, const char *fmt, ...)
+static __printf(3, 4) int bench_fail(struct bench_res *r, int err,
+				      const char *fmt, ...)
 {
 	va_list ap;
 	size_t n;
@@ -410,8 +468,18 @@ static void *bench_watchdog(void *arg)
 			if (s->fuse_pid > 0)
 				kill(s->fuse_pid, SIGKILL);
 		}
+		if (bench_wd_pgid > 0)
+			kill(-bench_wd_pgid, SIGKILL);
 	}
 	return NULL;
+}
+
+/* the process group the watchdog kills when the time is up (0: none) */
+static void bench_watchdog_group(pid_t pgid)
+{
+	pthread_mutex_lock(&bench_wd_lock);
+	bench_wd_pgid = pgid;
+	pthread_mutex_unlock(&bench_wd_lock);
 }
 
 static void bench_watchdog_arm(struct bench_sys *s)
@@ -601,6 +669,135 @@ static int bench_mount_fuse(struct bench_sys *s, struct bench_res *r)
 	return bench_fail(r, 0, "fuse-overlayfs: no mount on %s", s->root);
 }
 
+/* unmount PATH; a mount still busy is tried again for two seconds, then
+ * detached
+ */
+static int bench_umount_path(const char *path, struct bench_res *r)
+{
+	int i;
+
+	for (i = 0; umount2(path, i < 100 ? 0 : MNT_DETACH); i++) {
+		if (errno != EBUSY || i == 100)
+			return bench_fail(r, errno, "umount %s", path);
+		usleep(20000);
+	}
+	return 0;
+}
+
+/*
+ * erofs-overlay: attach the image to a free loop device, read-only and
+ * with LO_FLAGS_AUTOCLEAR, so that the kernel detaches it when its last
+ * user (the erofs mount, or the descriptor returned here if the mount
+ * fails) lets go.  Returns the open device, its number in s->loop_nr.
+ */
+static int bench_loop_attach(struct bench_sys *s, struct bench_res *r)
+{
+	struct loop_config cfg;
+	char dev[32];
+	int ctl, img, fd = -1, nr = -1, i, err;
+
+	img = open(s->image, O_RDONLY | O_CLOEXEC);
+	if (img < 0)
+		return bench_fail(r, errno, "open %s", s->image);
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0) {
+		err = bench_fail(r, errno, "open /dev/loop-control");
+		goto out_img;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.fd = img;
+	cfg.info.lo_flags = LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR;
+	/* another process may take the free device first (EBUSY), and a new
+	 * device's node may not be in devtmpfs yet (ENOENT)
+	 */
+	for (i = 0; i < 100 && fd < 0; i++) {
+		nr = ioctl(ctl, LOOP_CTL_GET_FREE);
+		if (nr < 0) {
+			err = bench_fail(r, errno, "LOOP_CTL_GET_FREE");
+			goto out_ctl;
+		}
+		snprintf(dev, sizeof(dev), "/dev/loop%d", nr);
+		fd = open(dev, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && errno != ENOENT) {
+			err = bench_fail(r, errno, "open %s", dev);
+			goto out_ctl;
+		}
+		if (fd >= 0 && ioctl(fd, LOOP_CONFIGURE, &cfg)) {
+			err = errno;
+			close(fd);
+			fd = -1;
+			if (err != EBUSY) {
+				err = bench_fail(r, err, "%s: LOOP_CONFIGURE %s",
+						 dev, s->image);
+				goto out_ctl;
+			}
+		}
+		if (fd < 0)
+			usleep(10000);
+	}
+	if (fd < 0) {
+		err = bench_fail(r, 0, "%s: no loop device free after %d tries",
+				 s->image, i);
+		goto out_ctl;
+	}
+	s->loop_nr = nr;
+	err = fd;
+out_ctl:
+	close(ctl);
+out_img:
+	close(img);
+	return err;
+}
+
+/* erofs-overlay's lower layer: the image on a loop device, on s->lower */
+static int bench_mount_erofs(struct bench_sys *s, struct bench_res *r)
+{
+	char dev[32];
+	int fd, err = 0;
+
+	fd = bench_loop_attach(s, r);
+	if (fd < 0)
+		return fd;
+	snprintf(dev, sizeof(dev), "/dev/loop%d", s->loop_nr);
+	if (mount(dev, s->lower, "erofs", MS_RDONLY, NULL))
+		err = bench_fail(r, errno, "mount -t erofs %s (%s) on %s",
+				 s->image, dev, s->lower);
+	/* the mount holds the device now; on failure this detaches it */
+	close(fd);
+	if (err)
+		s->loop_nr = -1;
+	else
+		s->lower_mounted = true;
+	return err;
+}
+
+/*
+ * Unmount erofs-overlay's erofs, then wait until the kernel has detached
+ * its loop device (the device's loop/ directory in sysfs is there while
+ * it is bound): the next mount gets its caches afresh.
+ */
+static int bench_umount_erofs(struct bench_sys *s, struct bench_res *r)
+{
+	char path[64];
+	int err, i;
+
+	if (!s->lower_mounted)
+		return 0;
+	err = bench_umount_path(s->lower, r);
+	if (err)
+		return err;
+	s->lower_mounted = false;
+	snprintf(path, sizeof(path), "/sys/block/loop%d/loop", s->loop_nr);
+	for (i = 0; !access(path, F_OK); i++) {
+		if (i == 5000)
+			return bench_fail(r, 0, "loop%d still holds %s 5 s after umount",
+					  s->loop_nr, s->image);
+		usleep(1000);
+	}
+	s->loop_nr = -1;
+	return 0;
+}
+
 static int bench_fresh_upper(struct bench_sys *s, struct bench_res *r)
 {
 	char path[PATH_MAX + 2];
@@ -639,6 +836,16 @@ static int bench_mount(struct bench_sys *s, struct bench_res *r)
 	case BENCH_FUSE:
 		err = bench_mount_fuse(s, r);
 		break;
+	case BENCH_EROFS:
+		err = bench_mount_erofs(s, r);
+		if (!err) {
+			struct bench_res u = { 0 };
+
+			err = bench_mount_overlay(s, r);
+			if (err)
+				bench_umount_erofs(s, &u);
+		}
+		break;
 	}
 	if (!err)
 		s->mounted = true;
@@ -648,21 +855,22 @@ static int bench_mount(struct bench_sys *s, struct bench_res *r)
 static int bench_umount(struct bench_sys *s, struct bench_res *r)
 {
 	pid_t daemon;
-	int i;
+	int i, err;
 
-	if (!s->mounted)
-		return 0;
-	daemon = s->type == BENCH_FUSE ? bench_fuse_daemon(s->root) : 0;
-	for (i = 0; umount2(s->root, i < 100 ? 0 : MNT_DETACH); i++) {
-		if (errno != EBUSY || i == 100)
-			return bench_fail(r, errno, "umount %s", s->root);
-		usleep(20000);
+	if (s->mounted) {
+		daemon = s->type == BENCH_FUSE ? bench_fuse_daemon(s->root) : 0;
+		err = bench_umount_path(s->root, r);
+		if (err)
+			return err;
+		s->mounted = false;
+		/* the daemon's exit is part of its system's cost, not the
+		 * next one's
+		 */
+		for (i = 0; daemon > 0 && !bench_pid_gone(daemon) && i < 10000;
+		     i++)
+			usleep(1000);
 	}
-	s->mounted = false;
-	/* the daemon's exit is part of its system's cost, not the next one's */
-	for (i = 0; daemon > 0 && !bench_pid_gone(daemon) && i < 10000; i++)
-		usleep(1000);
-	return 0;
+	return s->type == BENCH_EROFS ? bench_umount_erofs(s, r) : 0;
 }
 
 /* ---- workloads ---- */
@@ -1263,6 +1471,398 @@ static int bench_start(struct bench_ctx *c, struct bench_sys *s,
 	return err;
 }
 
+/* ---- cmd: a pipeline of programs, timed from outside ---- */
+
+/* -M: the parent cgroup; the cgroup of the pass running and its
+ * cgroup.procs, open while the pass runs (else -1), which each stage
+ * writes itself into before its exec
+ */
+static const char *bench_cg_parent;
+static char bench_cg_dir[PATH_MAX];
+static int bench_cg_procs = -1;
+
+/*
+ * Fork one stage of a cmd pipeline: standard input from IN (-1:
+ * /dev/null), standard output to OUT, in DIR, in the process group PGID
+ * (0: a group of its own) and, under -M, in the pass's cgroup.  The
+ * environment is fixed, so that every system's output reads alike.
+ */
+static pid_t bench_spawn_stage(char **argv, const char *dir, int in, int out,
+			       pid_t pgid)
+{
+	static char *const envp[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"LC_ALL=C", "TZ=UTC0", NULL
+	};
+	pid_t pid = fork();
+
+	if (pid) {
+		/* here too, so that the group is there whichever runs first */
+		if (pid > 0)
+			setpgid(pid, pgid ? pgid : pid);
+		return pid;
+	}
+	signal(SIGPIPE, SIG_DFL);
+	if (setpgid(0, pgid))
+		_exit(125);
+	if (bench_cg_procs >= 0 && write(bench_cg_procs, "0", 1) != 1) {
+		fprintf(stderr, "lfs-bench: cmd: %s into %s: %s\n", argv[0],
+			bench_cg_dir, strerror(errno));
+		_exit(125);
+	}
+	if (in < 0)
+		in = open("/dev/null", O_RDONLY);
+	if (in < 0 || dup2(in, STDIN_FILENO) < 0 ||
+	    dup2(out, STDOUT_FILENO) < 0)
+		_exit(125);
+	if (chdir(dir)) {
+		fprintf(stderr, "lfs-bench: cmd: chdir %s: %s\n", dir,
+			strerror(errno));
+		_exit(126);
+	}
+	execvpe(argv[0], argv, envp);
+	fprintf(stderr, "lfs-bench: cmd: exec %s: %s\n", argv[0],
+		strerror(errno));
+	_exit(127);
+}
+
+/* room for more output: twice as much, up to BENCH_OUT_MAX */
+static int bench_out_grow(struct bench_ctx *c, struct bench_res *r)
+{
+	size_t cap = c->out_cap ? 2 * c->out_cap : 32UL << 20;
+	char *p;
+
+	if (cap > BENCH_OUT_MAX)
+		return bench_fail(r, 0, "%s: output over %lu MiB", c->stage[0][0],
+				  BENCH_OUT_MAX >> 20);
+	p = realloc(c->out, cap);
+	if (!p)
+		return bench_fail(r, ENOMEM, "%s: output", c->stage[0][0]);
+	c->out = p;
+	c->out_cap = cap;
+	return 0;
+}
+
+/*
+ * The pipeline, from the first fork until the last stage has exited; its
+ * output is read into c->out as it comes, and checked after the timed part
+ * (bench_cmd_check).  A stage that exits other than 0, or a signal,
+ * fails the system; so does the time limit (the watchdog kills the group).
+ */
+static int bench_cmd(struct bench_ctx *c, struct bench_sys *s,
+		     struct bench_res *r)
+{
+	char dir[2 * PATH_MAX];
+	pid_t pid[BENCH_MAX_STAGES], pgid = 0;
+	int p[2], in = -1, n, i, err = 0;
+	ssize_t got;
+
+	snprintf(dir, sizeof(dir), "%s/%s", s->root, c->argv[0]);
+	c->out_len = 0;
+	for (n = 0; n < c->nr_stages; n++) {
+		if (pipe2(p, O_CLOEXEC)) {
+			err = bench_fail(r, errno, "pipe");
+			break;
+		}
+		pid[n] = bench_spawn_stage(c->stage[n], dir, in, p[1], pgid);
+		close(p[1]);
+		if (in >= 0)
+			close(in);
+		in = p[0];
+		if (pid[n] < 0) {
+			err = bench_fail(r, errno, "fork %s", c->stage[n][0]);
+			break;
+		}
+		if (!pgid) {
+			pgid = pid[n];
+			bench_watchdog_group(pgid);
+		}
+	}
+	while (!err) {
+		if (c->out_len == c->out_cap) {
+			err = bench_out_grow(c, r);
+			if (err)
+				break;
+		}
+		got = read(in, c->out + c->out_len, c->out_cap - c->out_len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			err = bench_fail(r, errno, "read the output of %s",
+					 c->stage[n - 1][0]);
+		if (got <= 0)
+			break;
+		c->out_len += got;
+	}
+	/* on an error the stages still writing get EPIPE and end */
+	if (in >= 0)
+		close(in);
+	for (i = 0; i < n; i++) {
+		struct bench_res w = { 0 };
+
+		if (bench_wait(pid[i], &w, c->stage[i][0]) && !err) {
+			memcpy(r->err, w.err, sizeof(r->err));
+			err = -EIO;
+		}
+	}
+	bench_watchdog_group(0);
+	return err;
+}
+
+/* does the line L (N bytes) begin with P? */
+static bool bench_starts(const char *l, size_t n, const char *p)
+{
+	size_t k = strlen(p);
+
+	return n >= k && !memcmp(l, p, k);
+}
+
+/* the next field of L (N bytes) from *POS on, separated by spaces or
+ * tabs; NULL at the end of the line
+ */
+static const char *bench_field(const char *l, size_t n, size_t *pos,
+			       size_t *len)
+{
+	size_t i = *pos, b;
+
+	while (i < n && (l[i] == ' ' || l[i] == '\t'))
+		i++;
+	b = i;
+	while (i < n && l[i] != ' ' && l[i] != '\t')
+		i++;
+	*pos = i;
+	*len = i - b;
+	return i > b ? l + b : NULL;
+}
+
+/* a line's hash for cmd's checksum; 0 leaves the line out of it */
+typedef uint64_t (*bench_line_fn)(const char *l, size_t n);
+
+static uint64_t bench_whole_line(const char *l, size_t n)
+{
+	return bench_fnv(l, n, BENCH_FNV_INIT);
+}
+
+/*
+ * A line of "ls -l": the mode, owner and group; the size (a device's
+ * numbers) of all but directories; the time of regular files only and
+ * the name (with a symlink's target), as bench_hash_stat() has them.  Not
+ * the link count (overlay counts a merged directory's links its own way)
+ * nor "total" (blocks).  Directory headings ("./etc:") count whole.
+ */
+static uint64_t bench_ls_line(const char *l, size_t n)
+{
+	const char *f[9];
+	size_t len[9], pos = 0;
+	uint64_t h = BENCH_FNV_INIT;
+	int nf, i;
+
+	if (!n || bench_starts(l, n, "total "))
+		return 0;
+	if (!memchr("-dlcbps", l[0], 7))
+		return bench_whole_line(l, n);
+	/* mode, links, owner, group, size or "major, minor", 3 of time */
+	nf = l[0] == 'c' || l[0] == 'b' ? 9 : 8;
+	for (i = 0; i < nf; i++) {
+		f[i] = bench_field(l, n, &pos, &len[i]);
+		if (!f[i])
+			return bench_whole_line(l, n);
+	}
+	/* the name begins after the one space that follows the time */
+	pos = pos < n ? pos + 1 : n;
+	for (i = 0; i < nf; i++) {
+		if (i == 1 || (i >= 4 && l[0] == 'd'))
+			continue;
+		if (i >= nf - 3 && l[0] != '-')
+			continue;
+		h = bench_mix(h, bench_fnv(f[i], len[i], BENCH_FNV_INIT));
+	}
+	return bench_mix(h, bench_fnv(l + pos, n - pos, BENCH_FNV_INIT));
+}
+
+/*
+ * A line of stat(1)'s default output: "File:" (the name), the size of
+ * "Size:", "Access: (" (mode, owner, group), "Modify:" to the second.
+ * Not the blocks, device, inode or links, nor the other times.
+ */
+static uint64_t bench_stat_line(const char *l, size_t n)
+{
+	const char *f;
+	size_t pos = 7, len;
+
+	if (bench_starts(l, n, "  File: ") || bench_starts(l, n, "Access: ("))
+		return bench_whole_line(l, n);
+	if (bench_starts(l, n, "  Size: ")) {
+		f = bench_field(l, n, &pos, &len);
+		return f ? bench_mix(1, bench_fnv(f, len, BENCH_FNV_INIT)) : 0;
+	}
+	/* "Modify: YYYY-MM-DD hh:mm:ss" */
+	if (bench_starts(l, n, "Modify: "))
+		return bench_whole_line(l, n < 27 ? n : 27);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	bench_line_fn fn;
+} bench_formats[] = {
+	{ "lines", bench_whole_line },
+	{ "ls-l", bench_ls_line },
+	{ "stat", bench_stat_line },
+};
+
+static bench_line_fn bench_line_hash;
+
+/* untimed, after the pipeline: count the lines, sum their hashes */
+static int bench_cmd_check(struct bench_ctx *c, struct bench_sys *s,
+			   struct bench_res *r)
+{
+	uint64_t sum = 0, lines = 0;
+	const char *nl;
+	size_t b, e;
+
+	(void)s;
+	for (b = 0; b < c->out_len; b = e + 1) {
+		nl = memchr(c->out + b, '\n', c->out_len - b);
+		e = nl ? (size_t)(nl - c->out) : c->out_len;
+		sum += bench_line_hash(c->out + b, e - b);
+		lines++;
+	}
+	if (!lines)
+		return bench_fail(r, 0, "%s: no output", c->stage[0][0]);
+	r->ops = lines;
+	r->sum = bench_mix(sum, lines);
+	r->have_sum = true;
+	return 0;
+}
+
+/*
+ * cmd's arguments: DIR FORMAT PROG [ARG...] [| PROG [ARG...]]...; the
+ * stages point into argv, each "|" becomes the end of one.  The output
+ * buffer is made and touched here, untimed.
+ */
+static int bench_cmd_setup(struct bench_ctx *c)
+{
+	struct bench_res r = { 0 };
+	size_t k;
+	int i;
+
+	for (k = 0; k < ARRAY_SIZE(bench_formats); k++)
+		if (!strcmp(c->argv[1], bench_formats[k].name))
+			bench_line_hash = bench_formats[k].fn;
+	if (!bench_line_hash) {
+		fprintf(stderr, "lfs-bench: cmd: format \"%s\": not lines, ls-l or stat\n",
+			c->argv[1]);
+		return -1;
+	}
+	c->stage[0] = c->argv + 2;
+	c->nr_stages = 1;
+	for (i = 2; i < c->argc; i++) {
+		if (strcmp(c->argv[i], "|"))
+			continue;
+		c->argv[i] = NULL;
+		if (c->nr_stages == BENCH_MAX_STAGES || i + 1 == c->argc) {
+			fprintf(stderr, "lfs-bench: cmd: a \"|\" at the end, or over %d programs\n",
+				BENCH_MAX_STAGES);
+			return -1;
+		}
+		c->stage[c->nr_stages++] = c->argv + i + 1;
+	}
+	for (i = 0; i < c->nr_stages; i++)
+		if (!c->stage[i][0]) {
+			fprintf(stderr, "lfs-bench: cmd: program %d of the pipeline is empty\n",
+				i + 1);
+			return -1;
+		}
+	if (bench_out_grow(c, &r)) {
+		fprintf(stderr, "lfs-bench: cmd: %s\n", r.err);
+		return -1;
+	}
+	memset(c->out, 0, c->out_cap);
+	return 0;
+}
+
+/* ---- -M: the memory of a pass ---- */
+
+/*
+ * A new cgroup for the pass of S, which the cmd stages join (and
+ * fuse-overlayfs's daemon, which serves them): charges made before, at
+ * mount and by the warm-up of the programs, stay outside.
+ */
+static int bench_cg_enter(struct bench_sys *s, int rep, struct bench_res *r)
+{
+	char path[PATH_MAX + 16], pid[16];
+	pid_t daemon;
+
+	snprintf(bench_cg_dir, sizeof(bench_cg_dir), "%s/%s-%d",
+		 bench_cg_parent, s->name, rep);
+	if (mkdir(bench_cg_dir, 0755)) {
+		bench_fail(r, errno, "mkdir %s", bench_cg_dir);
+		*bench_cg_dir = '\0';
+		return -EIO;
+	}
+	snprintf(path, sizeof(path), "%s/memory.peak", bench_cg_dir);
+	if (access(path, R_OK))
+		return bench_fail(r, errno,
+				  "%s (is +memory in %s/cgroup.subtree_control?)",
+				  path, bench_cg_parent);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", bench_cg_dir);
+	bench_cg_procs = open(path, O_WRONLY | O_CLOEXEC);
+	if (bench_cg_procs < 0)
+		return bench_fail(r, errno, "open %s", path);
+	if (s->type != BENCH_FUSE)
+		return 0;
+	daemon = bench_fuse_daemon(s->root);
+	if (daemon <= 0)
+		return bench_fail(r, 0, "no fuse-overlayfs daemon serves %s",
+				  s->root);
+	snprintf(pid, sizeof(pid), "%d", (int)daemon);
+	if (write(bench_cg_procs, pid, strlen(pid)) < 0)
+		return bench_fail(r, errno, "fuse-overlayfs (pid %s) into %s",
+				  pid, bench_cg_dir);
+	return 0;
+}
+
+/* the pass's cgroup's memory.peak: the most it held at once, in bytes */
+static int bench_cg_peak(struct bench_res *r)
+{
+	char path[PATH_MAX + 16], buf[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/memory.peak", bench_cg_dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bench_fail(r, errno, "open %s", path);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return bench_fail(r, n ? errno : 0, "read %s", path);
+	buf[n] = '\0';
+	r->mem = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+/* after the pass (and its unmount: the daemon has left): remove the
+ * cgroup; one that stays is reported, the pass's result stands
+ */
+static void bench_cg_leave(void)
+{
+	int i;
+
+	if (bench_cg_procs >= 0)
+		close(bench_cg_procs);
+	bench_cg_procs = -1;
+	if (!*bench_cg_dir)
+		return;
+	for (i = 0; rmdir(bench_cg_dir) && errno == EBUSY && i < 100; i++)
+		usleep(10000);
+	if (!access(bench_cg_dir, F_OK))
+		fprintf(stderr, "lfs-bench: rmdir %s: %s\n", bench_cg_dir,
+			strerror(errno));
+	*bench_cg_dir = '\0';
+}
+
 static const struct bench_op bench_ops[] = {
 	{ "walk", 1, 1, false, false, bench_walk, NULL, NULL },
 	{ "readdir", 1, 1, false, false, bench_readdir, NULL, NULL },
@@ -1280,6 +1880,7 @@ static const struct bench_op bench_ops[] = {
 	{ "mount", 0, 0, true, false, bench_mount_op, bench_mount_check,
 	  NULL },
 	{ "start", 1, -1, true, false, bench_start, NULL, NULL },
+	{ "cmd", 3, -1, false, false, bench_cmd, bench_cmd_check, NULL },
 };
 
 /* ---- the run ---- */
@@ -1307,7 +1908,8 @@ static void bench_row(struct bench_sys *s, enum bench_mode mode, int rep,
 	} else {
 		fprintf(bench_out, "%s,%s,%s,%s,%d,%.9f,%" PRIu64 ",%s,ok\n",
 			bench_workload, s->name, bench_param,
-			bench_mode_names[mode], rep, secs, r->ops, sum);
+			bench_mode_names[mode], rep, secs,
+			bench_cg_parent ? r->mem : r->ops, sum);
 	}
 	fflush(bench_out);
 }
@@ -1338,6 +1940,9 @@ static void bench_order(int rep, int nsys, int *order)
 		}
 }
 
+static const char *bench_prewarm_progs[BENCH_MAX_PREWARM];	/* -P */
+static int bench_nr_prewarm;
+
 /* one pass on one system; TIMED says whether this is a repetition */
 static int bench_pass(const struct bench_op *op, struct bench_ctx *c,
 		      struct bench_sys *s, enum bench_mode mode, int rep,
@@ -1345,7 +1950,7 @@ static int bench_pass(const struct bench_op *op, struct bench_ctx *c,
 {
 	struct bench_res r = { 0 };
 	double t0, t1;
-	int err = 0;
+	int err = 0, i;
 
 	c->verify = !timed;
 	if (!s->mounted)
@@ -1360,7 +1965,13 @@ static int bench_pass(const struct bench_op *op, struct bench_ctx *c,
 			bench_prewarm("fuse-overlayfs");
 		else if (op->run == bench_untar)
 			bench_prewarm("tar");
+		for (i = 0; op->run == bench_cmd && i < c->nr_stages; i++)
+			bench_prewarm(c->stage[i][0]);
+		for (i = 0; i < bench_nr_prewarm; i++)
+			bench_prewarm(bench_prewarm_progs[i]);
 	}
+	if (!err && bench_cg_parent)
+		err = bench_cg_enter(s, rep, &r);
 	bench_watchdog_arm(s);
 	t0 = bench_now();
 	if (!err)
@@ -1371,6 +1982,8 @@ static int bench_pass(const struct bench_op *op, struct bench_ctx *c,
 		memset(&r, 0, sizeof(r));
 		err = bench_timeout(&r);
 	}
+	if (!err && bench_cg_parent)
+		err = bench_cg_peak(&r);
 	if (!err && op->check && (!op->writes || rep == 0))
 		err = op->check(c, s, &r);
 	if (op->cleanup && s->type == BENCH_NONE)
@@ -1383,6 +1996,8 @@ static int bench_pass(const struct bench_op *op, struct bench_ctx *c,
 			err = -EIO;
 		}
 	}
+	if (bench_cg_parent)
+		bench_cg_leave();
 	if (!err && !timed) {
 		s->ops = r.ops;
 		s->sum = r.sum;
@@ -1411,10 +2026,11 @@ static int bench_type(const char *t, enum bench_type *type)
 	static const char *const names[] = {
 		[BENCH_NONE] = "none", [BENCH_LAYERFS] = "layerfs",
 		[BENCH_OVERLAY] = "overlay", [BENCH_FUSE] = "fuse-overlayfs",
+		[BENCH_EROFS] = "erofs-overlay",
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcmp(t, names[i])) {
 			*type = i;
 			return 0;
@@ -1459,6 +2075,58 @@ static ssize_t bench_read_lines(const char *file, char ***out)
 	return n;
 }
 
+/*
+ * erofs-overlay's layers: the erofs mount ROOT.erofs and, for a read-only
+ * mount, the directory ROOT.empty, which must be empty (both are made
+ * here if missing)
+ */
+static int bench_erofs_layers(struct bench_sys *s, const char *image)
+{
+	char empty[PATH_MAX + 8];
+	struct dirent *d;
+	size_t i;
+	DIR *dir;
+
+	s->loop_nr = -1;
+	snprintf(s->image, sizeof(s->image), "%s", image);
+	snprintf(s->lower, sizeof(s->lower), "%s.erofs", s->root);
+	snprintf(empty, sizeof(empty), "%s.empty", s->root);
+	s->layers = calloc(2, sizeof(*s->layers));
+	if (!s->layers)
+		return -1;
+	s->layers[0] = s->lower;
+	s->nr_layers = 1;
+	if (!*s->upper)
+		s->layers[s->nr_layers++] = strdup(empty);
+	for (i = 0; i < s->nr_layers; i++) {
+		if (!s->layers[i])
+			return -1;
+		if (mkdir(s->layers[i], 0755) && errno != EEXIST) {
+			fprintf(stderr, "lfs-bench: %s: mkdir %s: %s\n", s->name,
+				s->layers[i], strerror(errno));
+			return -1;
+		}
+	}
+	if (*s->upper)
+		return 0;
+	dir = opendir(empty);
+	if (!dir) {
+		fprintf(stderr, "lfs-bench: %s: %s: %s\n", s->name, empty,
+			strerror(errno));
+		return -1;
+	}
+	while ((d = readdir(dir)))
+		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+			break;
+	closedir(dir);
+	if (d) {
+		fprintf(stderr, "lfs-bench: %s: %s: the empty lower layer is not empty\n",
+			s->name, empty);
+		return -1;
+	}
+	return 0;
+}
+
 static int bench_read_systems(const char *file, struct bench_sys *sys)
 {
 	char line[4096], type[32], layers[PATH_MAX];
@@ -1489,7 +2157,12 @@ static int bench_read_systems(const char *file, struct bench_sys *sys)
 			*s->upper = '\0';
 		if (!strcmp(s->opts, "-"))
 			*s->opts = '\0';
-		if (s->type != BENCH_NONE) {
+		if (s->type == BENCH_EROFS) {
+			if (bench_erofs_layers(s, layers)) {
+				fclose(f);
+				return -1;
+			}
+		} else if (s->type != BENCH_NONE) {
 			nl = bench_read_lines(layers, &s->layers);
 			if (nl <= 0) {
 				fprintf(stderr, "lfs-bench: %s: no layers\n",
@@ -1530,7 +2203,7 @@ static int bench_mkfile_at(const char *path, off_t size, uint64_t seed)
 	return close(fd) ? -errno : 0;
 }
 
-static int bench_touch(const char *fmt, ...)
+static __printf(1, 2) int bench_touch(const char *fmt, ...)
 {
 	char path[PATH_MAX];
 	va_list ap;
@@ -1548,7 +2221,7 @@ static int bench_touch(const char *fmt, ...)
 	return 0;
 }
 
-static int bench_mkdirf(const char *fmt, ...)
+static __printf(1, 2) int bench_mkdirf(const char *fmt, ...)
 {
 	char path[PATH_MAX];
 	va_list ap;
@@ -1655,7 +2328,8 @@ static void bench_usage(void)
 {
 	fprintf(stderr,
 		"usage: lfs-bench -S SYSTEMS [-m warm|cold|fresh] [-n REPS] [-w NAME]\n"
-		"                 [-p PARAM] [-o CSV] [-T SECS] WORKLOAD [ARG...]\n"
+		"                 [-p PARAM] [-o CSV] [-T SECS] [-P PROG]... [-M CGROUP]\n"
+		"                 WORKLOAD [ARG...]\n"
 		"       lfs-bench mkstack|mkspread|mkfile ...\n"
 		"(see the head of tools/bench/lfs-bench.c)\n");
 	exit(2);
@@ -1680,7 +2354,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "mkfile"))
 		return bench_cmd_mkfile(argc - 2, argv + 2);
 
-	while ((opt = getopt(argc, argv, "+S:m:n:w:p:o:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "+S:m:n:w:p:o:T:P:M:")) != -1) {
 		switch (opt) {
 		case 'S':
 			systems = optarg;
@@ -1707,13 +2381,21 @@ int main(int argc, char **argv)
 		case 'T':
 			bench_limit = atoi(optarg);
 			break;
+		case 'P':
+			if (bench_nr_prewarm == BENCH_MAX_PREWARM)
+				bench_usage();
+			bench_prewarm_progs[bench_nr_prewarm++] = optarg;
+			break;
+		case 'M':
+			bench_cg_parent = optarg;
+			break;
 		default:
 			bench_usage();
 		}
 	}
 	if (!systems || optind >= argc || reps < 1)
 		bench_usage();
-	for (k = 0; k < sizeof(bench_ops) / sizeof(bench_ops[0]); k++)
+	for (k = 0; k < ARRAY_SIZE(bench_ops); k++)
 		if (!strcmp(argv[optind], bench_ops[k].name))
 			op = &bench_ops[k];
 	if (!op)
@@ -1723,6 +2405,12 @@ int main(int argc, char **argv)
 	if (c.argc < op->min_args ||
 	    (op->max_args >= 0 && c.argc > op->max_args))
 		bench_usage();
+	if (op->run == bench_cmd && bench_cmd_setup(&c))
+		return 2;
+	if (bench_cg_parent && (op->run != bench_cmd || mode != BENCH_COLD)) {
+		fprintf(stderr, "lfs-bench: -M: only for cmd, with -m cold\n");
+		return 2;
+	}
 	if (!bench_workload)
 		bench_workload = op->name;
 	if (!bench_param)

@@ -10,7 +10,10 @@
 # the minimum time of L over the minimum of O, and the median over the
 # median.  Below 1, layerfs was faster.  Failed systems show FAIL, with
 # their message under the table; every (workload, parameter) whose
-# systems returned different checksums is listed as a mismatch.
+# systems returned different checksums is listed as a mismatch.  The
+# memory rows (memory-*) give the cgroup's memory.peak (the "ops" column
+# of their CSV rows) in MiB instead of a time.  A first table puts layerfs
+# against erofs-overlay, the composefs approach, in every row they share.
 # Plots (gnuplot): time per lookup against the number of layers, one line
 # per system, for cold and warm caches; mount time likewise.
 set -eu
@@ -46,9 +49,13 @@ system that ran over the time limit of one pass (T ms) and was stopped;
 the ratio against it is then a bound. *cold*: a fresh
 mount after `echo 3 >/proc/sys/vm/drop_caches`; *warm*: the same mount
 after one untimed pass; *fresh*: a fresh mount with an empty upper layer,
-caches dropped. raw is the flattened tree on the same ext4 filesystem.
+caches dropped. raw is the flattened tree on the same ext4 filesystem;
+erofs-overlay is that tree packed by mkfs.erofs, loop-mounted, under the
+kernel's overlay (the composefs approach; debian workloads only).
 Rows named `*-tmpfs` use the same stacks on tmpfs, where dropping caches
 frees no lower dentry: they show the stacking filesystem's own cost.
+Rows named `memory-*` give the peak memory of a cgroup that ran the
+workload once, cold (memory.peak, MiB), not a time.
 EOF
 	if [ -s "$out/bench-notes.txt" ]; then
 		echo
@@ -65,14 +72,57 @@ function fmt(x) {
 	if (x >= 1) return sprintf("%.2f", x)
 	return sprintf("%.3f", x)
 }
-# the value shown: microseconds per operation for lookups, else ms
+# the value shown: microseconds per operation for lookups, MiB for the
+# memory rows (whose ops column is memory.peak in bytes), else ms
 function scale(w, sec, ops) {
 	if (w ~ /^lookup-/)
 		return ops > 0 ? sec / ops * 1e6 : sec * 1e6
+	if (w ~ /^memory-/)
+		return ops / 1048576
 	return sec * 1e3
 }
 function unit(w) {
+	if (w ~ /^memory-/)
+		return "MiB peak"
 	return w ~ /^lookup-/ ? "µs per stat" : "ms"
+}
+# the columns: the known systems in this order, others as they come
+function rank(s,    i) {
+	for (i = 1; i <= nknown; i++)
+		if (known[i] == s)
+			return i
+	return 100 + seensys[s]
+}
+# the median of key K (a row and a system) as shown, or "> T" (over the
+# time limit), FAIL, or "–" (not run)
+function cell(k, w) {
+	if (overlimit(k, w))
+		return "> " fmt(overlimit(k, w))
+	if (k in failmsg)
+		return "FAIL"
+	if (stats(k))
+		return fmt(smed)
+	return "–"
+}
+# "min / med" of layerfs system B over system O in row ROW, or a bound
+# when one of them ran out of time, or "–"
+function ratio(row, b, o, w,    kb, ko, bmin, bmed) {
+	kb = row SUBSEP b
+	ko = row SUBSEP o
+	if (!cnt[kb] || (kb in failmsg)) {
+		if (cnt[ko] && !(ko in failmsg) && overlimit(kb, w) && stats(ko) &&
+		    smed > 0)
+			return sprintf("> %.2f", overlimit(kb, w) / smed)
+		return "–"
+	}
+	stats(kb)
+	bmin = smin
+	bmed = smed
+	if (cnt[ko] && !(ko in failmsg) && stats(ko) && smin > 0 && smed > 0)
+		return sprintf("%.2f / %.2f", bmin / smin, bmed / smed)
+	if (overlimit(ko, w))
+		return sprintf("< %.2f", bmed / overlimit(ko, w))
+	return "–"
 }
 # min and median of the values of key k (sorted copy in tmp[])
 function stats(k,    n, i, j, x) {
@@ -91,14 +141,14 @@ function stats(k,    n, i, j, x) {
 }
 # the time limit a system ran over (in the unit of w), or 0
 function overlimit(k, w,    m) {
-	if (!(k in failmsg) || w ~ /^lookup-/ ||
+	if (!(k in failmsg) || w ~ /^lookup-/ || w ~ /^memory-/ ||
 	    !match(failmsg[k], /over the time limit of [0-9]+ s/))
 		return 0
 	m = substr(failmsg[k], RSTART + 23, RLENGTH - 25)
 	return m * 1e3
 }
 function section(w) {
-	if (w == "walk") return 1
+	if (w == "walk" || w == "ls-lR" || w == "find-stat") return 1
 	if (w ~ /^readdir/) return 2
 	if (w ~ /^lookup-/ || w == "mount") return 3
 	if (w ~ /^read-/) return 4
@@ -106,10 +156,12 @@ function section(w) {
 	if (w == "churn" || w == "untar") return 6
 	if (w == "start") return 7
 	if (w ~ /^podman-/) return 8
-	return 9
+	if (w ~ /^memory-/) return 9
+	return 10
 }
 BEGIN {
-	title[1] = "1. Metadata walk: lstat every path of the debian image"
+	nknown = split("layerfs layerfs-noindex overlay fuse-overlayfs erofs-overlay raw", known, " ")
+	title[1] = "1. Metadata: lstat every path of the debian image; `ls -lR`; `find . -type f -print0 | xargs -0 stat`"
 	title[2] = "2. readdir: every directory of debian; one directory of 100k names over 500 or 8 layers"
 	title[3] = "3. Stack depth: stat of names only in the bottom layer, of names in no layer; mount time"
 	title[4] = "4. Data: a lower file read sequentially, through mmap, and in random 4 KiB preads"
@@ -117,7 +169,8 @@ BEGIN {
 	title[6] = "6. Namespace churn: create+write, rename, unlink small files in a lower directory; untar"
 	title[7] = "7. Container start: mount debian with an upper layer, chroot, run python3"
 	title[8] = "8. podman: pull, and `podman run --rm` start (overlay: the overlay driver of podman itself; fuse-overlayfs and layerfs: its mount_program); param: layers of the image"
-	title[9] = "Other"
+	title[9] = "9. Memory: memory.peak of a cgroup that ran `ls -lR` of debian once, cold (fuse-overlayfs: its daemon too)"
+	title[10] = "Other"
 }
 NR == 1 { next }
 {
@@ -130,8 +183,8 @@ NR == 1 { next }
 		rows[++nrows] = row
 	}
 	if (!(s in seensys)) {
-		seensys[s] = 1
 		sys[++nsys] = s
+		seensys[s] = nsys
 	}
 	k = row SUBSEP s
 	if (st == "ok") {
@@ -152,6 +205,12 @@ NR == 1 { next }
 	}
 }
 END {
+	for (i = 2; i <= nsys; i++) {
+		x = sys[i]
+		for (j = i - 1; j >= 1 && rank(sys[j]) > rank(x); j--)
+			sys[j + 1] = sys[j]
+		sys[j + 1] = x
+	}
 	for (i = 1; i <= nsys; i++)
 		if (sys[i] ~ /^layerfs/)
 			base[++nbase] = sys[i]
@@ -194,7 +253,46 @@ END {
 		}
 	}
 
-	for (sec = 1; sec <= 9; sec++) {
+	# layerfs against the composefs approach: every row erofs-overlay is in
+	ne = 0
+	for (r = 1; r <= nrows; r++)
+		if (cnt[rows[r], "erofs-overlay"] || ((rows[r], "erofs-overlay") in failmsg))
+			erow[++ne] = rows[r]
+	if (ne) {
+		print ""
+		print "## layerfs against erofs-overlay (the composefs approach)"
+		print ""
+		print "The rows of the tables below that erofs-overlay ran in: the medians,"
+		print "and each layerfs system over erofs-overlay as \"min / med\" (under 1:"
+		print "layerfs was faster, or used less memory). Failures are listed with"
+		print "their tables."
+		print ""
+		line = "| workload | param | cache | unit | erofs-overlay |"
+		sep = "| --- | --- | --- | --- | ---: |"
+		for (i = 1; i <= nbase; i++) {
+			line = line " " base[i] " | " base[i] "/erofs-overlay |"
+			sep = sep " ---: | ---: |"
+		}
+		if ("raw" in seensys) {
+			line = line " raw |"
+			sep = sep " ---: |"
+		}
+		print line
+		print sep
+		for (r = 1; r <= ne; r++) {
+			split(erow[r], a, SUBSEP)
+			line = "| " a[1] " | " a[2] " | " a[3] " | " unit(a[1]) " | " \
+				cell(erow[r] SUBSEP "erofs-overlay", a[1]) " |"
+			for (i = 1; i <= nbase; i++)
+				line = line " " cell(erow[r] SUBSEP base[i], a[1]) " | " \
+					ratio(erow[r], base[i], "erofs-overlay", a[1]) " |"
+			if ("raw" in seensys)
+				line = line " " cell(erow[r] SUBSEP "raw", a[1]) " |"
+			print line
+		}
+	}
+
+	for (sec = 1; sec <= 10; sec++) {
 		nfail = 0
 		header = 0
 		for (r = 1; r <= nrows; r++) {
@@ -224,47 +322,15 @@ END {
 			line = "| " w " | " p " | " m " | " unit(w) " |"
 			for (i = 1; i <= nsys; i++) {
 				k = rows[r] SUBSEP sys[i]
-				if (overlimit(k, w)) {
-					line = line " > " fmt(overlimit(k, w)) " |"
+				line = line " " cell(k, w) " |"
+				if (k in failmsg)
 					fails[++nfail] = w " " p " " m ", " sys[i] ": " \
 						substr(failmsg[k], 7)
-				} else if (k in failmsg) {
-					line = line " FAIL |"
-					fails[++nfail] = w " " p " " m ", " sys[i] ": " \
-						substr(failmsg[k], 7)
-				} else if (stats(k)) {
-					line = line " " fmt(smed) " |"
-					mn[sys[i]] = smin
-					md[sys[i]] = smed
-				} else {
-					line = line " – |"
-				}
 			}
 			for (i = 1; i <= nbase; i++)
-				for (j = 1; j <= nother; j++) {
-					kb = rows[r] SUBSEP base[i]
-					ko = rows[r] SUBSEP other[j]
-					if (cnt[kb] && cnt[ko] && !(kb in failmsg) &&
-					    !(ko in failmsg) && mn[other[j]] > 0 &&
-					    md[other[j]] > 0)
-						line = line sprintf(" %.2f / %.2f |",
-							mn[base[i]] / mn[other[j]],
-							md[base[i]] / md[other[j]])
-					else if (cnt[kb] && !(kb in failmsg) &&
-						 overlimit(ko, w))
-						# the other system ran out of time
-						line = line sprintf(" < %.2f |",
-							md[base[i]] / overlimit(ko, w))
-					else if (cnt[ko] && !(ko in failmsg) &&
-						 overlimit(kb, w) && md[other[j]] > 0)
-						line = line sprintf(" > %.2f |",
-							overlimit(kb, w) / md[other[j]])
-					else
-						line = line " – |"
-				}
+				for (j = 1; j <= nother; j++)
+					line = line " " ratio(rows[r], base[i], other[j], w) " |"
 			print line
-			delete mn
-			delete md
 		}
 		if (nfail) {
 			print ""

@@ -13,6 +13,11 @@
 #            gets four times that): a system over it fails the workload with
 #            "over the time limit" and is not run again in it
 #   --quick  small sizes and few depths: a check of the machinery only
+#   --only   a comma-separated list of workload groups to run, of walk, cmd
+#            (ls -lR, find | xargs stat), memory, readdir, depth, data,
+#            start, churn, copyup (default: all); the setup of the others'
+#            trees is skipped.  For work on one area: the numbers of record
+#            come from a whole run
 #
 # Writes to the results share: bench.csv (one row per system and
 # repetition, see tools/bench/lfs-bench.c), bench-env.txt (kernel, tools,
@@ -36,7 +41,7 @@ base=${LFS_EXT4:?}/bench
 csv=$res/bench.csv
 notes=$res/bench-notes.txt
 phases=$res/bench-phases.txt
-image='' tarball='' reps=5 quick=0 limit=60
+image='' tarball='' reps=5 quick=0 limit=60 only=''
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -45,11 +50,26 @@ while [ $# -gt 0 ]; do
 	--reps) reps=$2; shift 2 ;;
 	--limit) limit=$2; shift 2 ;;
 	--quick) quick=1; shift ;;
+	--only) only=",$2,"; shift 2 ;;
 	*) echo "guest.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
 [ -f "$image/index.json" ] || { echo "guest.sh: no OCI layout at '$image'" >&2; exit 2; }
 [ -f "$tarball" ] || { echo "guest.sh: no tarball at '$tarball'" >&2; exit 2; }
+groups=",walk,cmd,memory,readdir,depth,data,start,churn,copyup,"
+for g in ${only//,/ }; do
+	case $groups in *",$g,"*) ;; *) echo "guest.sh: unknown workload group '$g' (${groups//,/ })" >&2; exit 2 ;; esac
+done
+
+# want GROUP...: is one of the workload groups to be run (--only)?
+want() {
+	local g
+	[ -z "$only" ] && return 0
+	for g; do
+		case $only in *",$g,"*) return 0 ;; esac
+	done
+	return 1
+}
 
 # sizes: the issue's, or small ones for --quick
 depths_all="1 2 8 32 128 500"
@@ -196,46 +216,52 @@ else
 		tee -a "$res/bench-env.txt"
 fi
 
-bench_phase "setup: the data stack (4 layers; files in the bottom one)"
-mkdir -p "$base/data"
-for i in 1 2 3 4; do
-	mkdir -p "$base/data/$i/etc" && echo "layer $i" >"$base/data/$i/etc/layer$i"
-	echo "$base/data/$i"
-done >"$base/data.layers"
-d4=$base/data/4
-if ! { "$bench" mkfile "$d4/big.bin" $((big_mib << 20)) 1 &&
-	"$bench" mkfile "$d4/cu4k.bin" 4096 2 &&
-	"$bench" mkfile "$d4/cu1m.bin" $((1 << 20)) 3 &&
-	"$bench" mkfile "$d4/cu${big_mib}m.bin" $((big_mib << 20)) 4; }; then
-	bench_die "data files"
+if want data copyup; then
+	bench_phase "setup: the data stack (4 layers; files in the bottom one)"
+	mkdir -p "$base/data"
+	for i in 1 2 3 4; do
+		mkdir -p "$base/data/$i/etc" && echo "layer $i" >"$base/data/$i/etc/layer$i"
+		echo "$base/data/$i"
+	done >"$base/data.layers"
+	d4=$base/data/4
+	if ! { "$bench" mkfile "$d4/big.bin" $((big_mib << 20)) 1 &&
+		"$bench" mkfile "$d4/cu4k.bin" 4096 2 &&
+		"$bench" mkfile "$d4/cu1m.bin" $((1 << 20)) 3 &&
+		"$bench" mkfile "$d4/cu${big_mib}m.bin" $((big_mib << 20)) 4; }; then
+		bench_die "data files"
 fi
 bench_flatten "$base/data.layers" "$base/raw/data" || bench_die "flatten data"
+fi
 
-bench_phase "setup: stacks of $depths_all $depths_layerfs layers"
-# $lookup_names names in the bottom layer, stat'ed once per cold pass:
-# as many at every depth (issue #9's measure), so that reading each
-# layer's directory from disk, once per mount, weighs the same at every
-# depth; a warm pass goes over them until it made about 2000 stats
-for d in $depths_all $depths_layerfs; do
-	"$bench" mkstack "$base/depth/$d" "$d" "$lookup_names" ||
-		bench_die "mkstack $d"
-done
+if want depth; then
+	bench_phase "setup: stacks of $depths_all $depths_layerfs layers"
+	# $lookup_names names in the bottom layer, stat'ed once per cold pass:
+	# as many at every depth (issue #9's measure), so that reading each
+	# layer's directory from disk, once per mount, weighs the same at every
+	# depth; a warm pass goes over them until it made about 2000 stats
+	for d in $depths_all $depths_layerfs; do
+		"$bench" mkstack "$base/depth/$d" "$d" "$lookup_names" ||
+			bench_die "mkstack $d"
+	done
 
-# the same stacks on tmpfs (issue #9's own measure): there a cold cache
-# drops no lower dentry, so what stays is the stacking filesystem's cost
-if ! { mkdir -p "$base/tmpfs" && mount -t tmpfs -o size=1G bench-tmpfs "$base/tmpfs" &&
-	mkdir "$base/tmpfs/depth"; }; then
-	bench_die "tmpfs for the stacks"
+	# the same stacks on tmpfs (issue #9's own measure): there a cold cache
+	# drops no lower dentry, so what stays is the stacking filesystem's cost
+	if ! { mkdir -p "$base/tmpfs" && mount -t tmpfs -o size=1G bench-tmpfs "$base/tmpfs" &&
+		mkdir "$base/tmpfs/depth"; }; then
+		bench_die "tmpfs for the stacks"
 fi
 for d in $depths_all $depths_layerfs; do
 	"$bench" mkstack "$base/tmpfs/depth/$d" "$d" "$lookup_names" ||
 		bench_die "mkstack $d on tmpfs"
 done
+fi
 
-bench_phase "setup: $spread_names names in one directory over 500 and 8 layers"
-for d in 500 8 0; do
-	"$bench" mkspread "$base/spread/$d" $d $spread_names || bench_die "mkspread $d"
-done
+if want readdir; then
+	bench_phase "setup: $spread_names names in one directory over 500 and 8 layers"
+	for d in 500 8 0; do
+		"$bench" mkspread "$base/spread/$d" $d $spread_names || bench_die "mkspread $d"
+	done
+fi
 
 cp "$tarball" "$base/src.tar" || bench_die "copy the tarball"
 echo "tarball: $(tar -tf "$base/src.tar" | wc -l) entries, $(($(stat -c %s "$base/src.tar") >> 20)) MiB"
@@ -275,12 +301,14 @@ bench_phase "1. metadata walk"
 # shellcheck disable=SC2086 # word lists
 bench_sysfile "$sysd/debian-ro" "$base/debian.layers" "$base/raw/debian" 0 $DEBIAN_SYSTEMS
 for m in cold warm; do
+	want walk || break
 	bench_run $m walk debian "$sysd/debian-ro" walk "$base/debian.list"
 done
 
 # what users time: the programs run in the mounted tree, by lfs-bench
 bench_phase "1. ls -lR; find | xargs stat"
 for m in cold warm; do
+	want cmd || break
 	bench_run $m ls-lR debian "$sysd/debian-ro" cmd . ls-l ls -lR
 	bench_run $m find-stat debian "$sysd/debian-ro" -P stat cmd . stat \
 		find . -type f -print0 '|' xargs -0 stat
@@ -301,7 +329,7 @@ bench_memcg() {
 		return 1
 	fi
 	if ! grep -qw memory $root/cgroup.controllers; then
-		bench_note "memory: skipped, the guest kernel has no memory controller (CONFIG_MEMCG, not in vm/kernel/base.config)"
+		bench_note "memory: skipped, the guest kernel has no memory controller (CONFIG_MEMCG)"
 		return 1
 	fi
 	if ! { echo +memory >$root/cgroup.subtree_control &&
@@ -313,16 +341,18 @@ bench_memcg() {
 	memcg=$root/lfs-bench
 }
 bench_phase "9. memory: memory.peak of a cold ls -lR"
-if bench_memcg; then
+if want memory && bench_memcg; then
 	bench_run cold memory-ls-lR debian "$sysd/debian-ro" -M "$memcg" cmd . ls-l ls -lR
 fi
 
 # ---- 2. readdir ----
 bench_phase "2. readdir"
 for m in cold warm; do
+	want readdir || break
 	bench_run $m readdir-tree debian "$sysd/debian-ro" readdir .
 done
 for d in 500 8; do
+	want readdir || break
 	# shellcheck disable=SC2086
 	bench_sysfile "$sysd/spread-$d" "$base/spread/$d/layers" "$base/spread/0" 0 $SYSTEMS
 	for m in cold warm; do
@@ -333,6 +363,7 @@ done
 # ---- 3. stack depth ----
 bench_phase "3. stack depth"
 for d in $depths_all $depths_layerfs; do
+	want depth || break
 	systems="$SYSTEMS"
 	case " $depths_layerfs " in *" $d "*) systems="$layerfs_only raw" ;; esac
 	st=$base/depth/$d
@@ -353,6 +384,7 @@ done
 # the same on tmpfs layers: stat only (mount time is measured above)
 bench_phase "3. stack depth, tmpfs layers"
 for d in $depths_all $depths_layerfs; do
+	want depth || break
 	systems="$SYSTEMS"
 	case " $depths_layerfs " in *" $d "*) systems="$layerfs_only raw" ;; esac
 	st=$base/tmpfs/depth/$d
@@ -369,9 +401,10 @@ done
 
 # ---- 4. data ----
 bench_phase "4. data"
-# shellcheck disable=SC2086
-bench_sysfile "$sysd/data-ro" "$base/data.layers" "$base/raw/data" 0 $SYSTEMS
 for m in cold warm; do
+	want data || break
+	# shellcheck disable=SC2086
+	bench_sysfile "$sysd/data-ro" "$base/data.layers" "$base/raw/data" 0 $SYSTEMS
 	bench_run $m read-seq "${big_mib}M" "$sysd/data-ro" read big.bin
 	bench_run $m read-mmap "${big_mib}M" "$sysd/data-ro" mmap big.bin
 	bench_run $m read-rand "${randreads}x4K" "$sysd/data-ro" randread big.bin $randreads
@@ -382,25 +415,30 @@ bench_phase "7. container start"
 # shellcheck disable=SC2086
 bench_sysfile "$sysd/debian-rw" "$base/debian.layers" "$base/raw/debian" 1 $DEBIAN_SYSTEMS
 for m in cold warm; do
+	want start || break
 	bench_run $m start python3 "$sysd/debian-rw" start /usr/bin/python3 -c \
 		'import sys, platform; print(platform.freedesktop_os_release()["PRETTY_NAME"], sys.version)'
 done
 
 # ---- 6. namespace churn ----
 bench_phase "6. namespace churn"
-bench_run fresh churn "$churn_files" "$sysd/debian-rw" churn var/tmp "$churn_files"
-bench_run fresh untar "$(basename "$tarball")" "$sysd/debian-rw" untar "$base/src.tar" var/tmp/untar
+if want churn; then
+	bench_run fresh churn "$churn_files" "$sysd/debian-rw" churn var/tmp "$churn_files"
+	bench_run fresh untar "$(basename "$tarball")" "$sysd/debian-rw" untar "$base/src.tar" var/tmp/untar
+fi
 
 # ---- 5. copy-up ----
 bench_phase "5. copy-up"
-# shellcheck disable=SC2086
-bench_sysfile "$sysd/data-rw" "$base/data.layers" "$base/raw/data" 1 $SYSTEMS
-for f in cu4k.bin cu1m.bin "cu${big_mib}m.bin"; do
-	p=${f#cu}
-	bench_run fresh copyup "${p%.bin}" "$sysd/data-rw" copyup "$f"
-done
-# last: on the raw system it changes the tree for good
-run_limit=$((4 * limit)) bench_run fresh chown-r debian "$sysd/debian-rw" chown-r . 1000 1000
+if want copyup; then
+	# shellcheck disable=SC2086
+	bench_sysfile "$sysd/data-rw" "$base/data.layers" "$base/raw/data" 1 $SYSTEMS
+	for f in cu4k.bin cu1m.bin "cu${big_mib}m.bin"; do
+		p=${f#cu}
+		bench_run fresh copyup "${p%.bin}" "$sysd/data-rw" copyup "$f"
+	done
+	# last: on the raw system it changes the tree for good
+	run_limit=$((4 * limit)) bench_run fresh chown-r debian "$sysd/debian-rw" chown-r . 1000 1000
+fi
 
 bench_phase "done"
 # erofs-overlay's overlay before its erofs (lfs-bench unmounts both; this
@@ -408,7 +446,7 @@ bench_phase "done"
 for s in $stacked erofs-overlay erofs-overlay.erofs; do
 	mountpoint -q "$base/mnt/$s" && umount "$base/mnt/$s"
 done
-umount "$base/tmpfs"
+! mountpoint -q "$base/tmpfs" || umount "$base/tmpfs"
 umount /etc/passwd /etc/group
 [ -z "$memcg" ] || rmdir "$memcg" || bench_note "cgroup $memcg left behind"
 # nothing may be left mounted, or the module cannot unload

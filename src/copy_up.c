@@ -736,14 +736,17 @@ static int lfs_copy_up_one(struct dentry *dentry, unsigned int flags)
 			lfs_inode_set_indexed(inode, cu.stat.nlink - 1);
 	}
 	revert_creds(old_cred);
+	/*
+	 * Without origin markers a copy lists its own d_ino; and the copy
+	 * may be in place even where a step after it failed.
+	 */
+	if (!lfs_use_origin(cu.sbi))
+		lfs_dir_changed(parent);
 
 	err = PTR_ERR_OR_ZERO(upper);
 	if (!err) {
 		lfs_inode_set_upper(inode, upper);
 		lfs_set_upper(dentry, upper);
-		/* without origin markers a copy lists its own d_ino */
-		if (!lfs_use_origin(cu.sbi))
-			lfs_dir_changed(parent);
 	}
 out_dput:
 	dput(parent);

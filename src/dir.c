@@ -688,7 +688,10 @@ static int lfs_remove(struct inode *dir, struct dentry *dentry, bool is_dir)
 	if (!is_dir)
 		mutex_unlock(&LFS_I(inode)->lock);
 	revert_creds(old_cred);
+	/* a directory's whiteouts may be gone even where this failed */
 	lfs_dir_changed(parent);
+	if (is_dir)
+		lfs_dir_changed(dentry);
 	if (!err) {
 		lfs_name_removed(inode);
 		lfs_copy_attr(dir, d_inode(lfs_upper(parent)));
@@ -988,7 +991,7 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 		return err;
 	err = lfs_rename_prepare(old, new, flags);
 	if (err)
-		goto out_drop;
+		goto out_changed;
 
 	old_cred = lfs_override_creds(old->d_sb);
 	if (d_is_dir(old))
@@ -1017,12 +1020,16 @@ int lfs_rename(struct user_namespace *mnt_userns, struct inode *olddir,
 		lfs_aufs_unwhiteout(sbi, lfs_upper(new->d_parent), &new->d_name);
 out_revert:
 	revert_creds(old_cred);
-	/* markers may have changed even where the rename failed */
+out_changed:
+	/*
+	 * Markers, or a replaced directory's whiteouts, may have changed even
+	 * where the rename failed.
+	 */
 	lfs_dir_changed(old->d_parent);
 	lfs_dir_changed(new->d_parent);
 	if (d_is_dir(old))
 		lfs_dir_changed(old);
-	if ((flags & RENAME_EXCHANGE) && d_is_dir(new))
+	if (d_is_dir(new))
 		lfs_dir_changed(new);
 	if (!err && victim && !(flags & RENAME_EXCHANGE))
 		lfs_name_removed(victim);
@@ -1030,7 +1037,6 @@ out_revert:
 		lfs_copy_attr(olddir, d_inode(lfs_upper(old->d_parent)));
 		lfs_copy_attr(newdir, d_inode(lfs_upper(new->d_parent)));
 	}
-out_drop:
 	lfs_drop_write(old);
 	return err;
 }

@@ -9,6 +9,9 @@
  *                     before a child's lock is taken; llseek)
  *       upper filesystem's s_vfs_rename_mutex (lock_rename())
  *         real directory i_rwsem (parent before child, as the VFS does)
+ * lfs_rd_lock (readdir.c, kept listings) and lfs_ni_lock (nameindex.c)
+ * are leaves: nothing else is taken under them, but the list_lru's own
+ * lock under lfs_rd_lock.
  * No layerfs lock is ever taken while a real inode's lock is held, but
  * when the real inode is itself a layerfs one (a mount stacked on
  * another): an outer mount's lfs_inode.lock comes before the inner
@@ -227,10 +230,10 @@ struct lfs_real {
 struct lfs_entry {
 	struct dentry *upper;		/* upper object (a reference) or NULL */
 	struct lfs_nindex __rcu *nindex; /* name index of a directory, or NULL */
-	/* a directory's merged listing, kept for every open: under lfs_rd_lock */
+	/* a directory's merged listing, kept for every open: lfs_rd_lock */
 	struct lfs_listing *listing;
-	/* changes of the directory's names through the mount: under lfs_rd_lock */
-	unsigned long listing_gen;
+	/* changes of the directory's names through the mount: lfs_rd_lock */
+	u64 listing_gen;
 	unsigned long flags;		/* LFS_E_* */
 	unsigned int nr;		/* number of lower objects */
 	unsigned int walked;		/* parts walked without a name index */

@@ -9,15 +9,23 @@
  * The listing is kept with the directory's entry and served to every
  * open and every reader: it is never changed once built, so readers
  * share it without a lock.  Any change of the directory's names through
- * the mount (lfs_dir_changed(), under the directory's i_rwsem, which
- * readers hold shared) takes it from the entry; opens that hold it keep
- * reading it, and the next open, or a rewinddir(), gets a new one.
- * Positions are indexes into a listing, so they stay put for
- * telldir()/seekdir() and are the same in every open of one listing.
- * The lower layers do not change while mounted and changes to the upper
- * layer outside the mount are not seen, as in the kernel's overlay.
- * Memory is reclaimable: a shrinker frees kept listings, least recently
- * opened first.
+ * the mount, successful or not, takes it from the entry
+ * (lfs_dir_changed()); opens that hold it keep reading it, and the next
+ * open, or a rewinddir(), gets a new one.  Positions are indexes into a
+ * listing, so they stay put for telldir()/seekdir() and are the same in
+ * every open of one listing.
+ *
+ * The lower layers do not change while mounted.  A change made to the
+ * upper directory outside the mount is undefined, as in the kernel's
+ * overlay, but a kept listing still notices most of them: it records
+ * the upper directory's change and modification times when it is built,
+ * and is not served once they moved (times have the filesystem's clock
+ * granularity, so a change in the same tick as the build can be missed).
+ * rmdir's emptiness check never uses a kept listing.
+ *
+ * Memory is charged to the memory cgroup of the task that built the
+ * listing and is reclaimable: the shrinker is memory-cgroup aware and
+ * frees kept listings least recently opened first.
  *
  * Names are hashed for de-duplication, so a directory of many entries in
  * many layers costs time linear in the entries read.
@@ -33,6 +41,7 @@
 #include <linux/mm.h>
 #include <linux/refcount.h>
 #include <linux/shrinker.h>
+#include <linux/list_lru.h>
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
@@ -56,17 +65,28 @@ struct lfs_listing {
 	unsigned int count;		/* entries in @order */
 	unsigned int cap;		/* room in @order */
 	refcount_t ref;			/* the entry's, and each reader's */
-	struct list_head lru;		/* on lfs_rd_lru while kept: lfs_rd_lock */
+	/* on lfs_rd_lru exactly while @owner is set: lfs_rd_lock */
+	struct list_head lru;
 	struct lfs_entry *owner;	/* the entry keeping it: lfs_rd_lock */
+	struct timespec64 upper_ctime;	/* the upper directory's, at build */
+	struct timespec64 upper_mtime;	/* (zero: it had none) */
 	size_t bytes;			/* memory held */
 };
 
-/* kept listings, least recently opened first, and the pages they hold */
+/*
+ * lfs_rd_lock: a leaf lock, taken in name operations, copy-up, d_release
+ * and the shrinker; nothing is allocated under it.  It guards each
+ * entry's listing and listing_gen and each kept listing's owner, and is
+ * taken before the list_lru's own lock (the shrinker only trylocks it).
+ */
 static DEFINE_SPINLOCK(lfs_rd_lock);
-static LIST_HEAD(lfs_rd_lru);
-static unsigned long lfs_rd_kept_nr;
-static unsigned long lfs_rd_pages;
-/* listings built since the module was loaded (debugfs) */
+/* kept listings, per memory cgroup and node (list_lru's lock) */
+static struct list_lru lfs_rd_lru;
+/* lfs_rd_lru may be used: set once the shrinker is registered */
+static bool lfs_rd_ready;
+static struct kmem_cache *lfs_listing_cachep;
+/* pages the kept listings hold, and listings built (debugfs) */
+static atomic_long_t lfs_rd_pages = ATOMIC_LONG_INIT(0);
 static atomic_long_t lfs_rd_builds = ATOMIC_LONG_INIT(0);
 
 /* per open directory */
@@ -80,7 +100,7 @@ static void lfs_listing_free(struct lfs_listing *l)
 		return;
 	lfs_nametab_destroy(&l->names);
 	kvfree(l->order);
-	kfree(l);
+	kmem_cache_free(lfs_listing_cachep, l);
 }
 
 static void lfs_listing_put(struct lfs_listing *l)
@@ -325,6 +345,35 @@ static int lfs_rd_read_layer(struct lfs_rd_ctx *rd, const struct lfs_real *r)
 	return lfs_rd_check_layer(rd->sbi, rd->listing, from, r);
 }
 
+/* the upper directory's change and modification times, or zero */
+static void lfs_listing_upper_times(const struct dentry *upper,
+				    struct timespec64 *ctime,
+				    struct timespec64 *mtime)
+{
+	const struct inode *inode = upper ? d_inode(upper) : NULL;
+
+	*ctime = (struct timespec64){};
+	*mtime = (struct timespec64){};
+	if (!inode)
+		return;
+	/* read without its lock: a torn read only costs a rebuild */
+	ctime->tv_sec = READ_ONCE(inode->i_ctime.tv_sec);
+	ctime->tv_nsec = READ_ONCE(inode->i_ctime.tv_nsec);
+	mtime->tv_sec = READ_ONCE(inode->i_mtime.tv_sec);
+	mtime->tv_nsec = READ_ONCE(inode->i_mtime.tv_nsec);
+}
+
+/* Did the upper directory change since @l was built (outside the mount)? */
+static bool lfs_listing_stale(const struct lfs_listing *l,
+			      const struct dentry *upper)
+{
+	struct timespec64 ctime, mtime;
+
+	lfs_listing_upper_times(upper, &ctime, &mtime);
+	return !timespec64_equal(&ctime, &l->upper_ctime) ||
+	       !timespec64_equal(&mtime, &l->upper_mtime);
+}
+
 static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 {
 	const struct lfs_entry *e = LFS_E(dentry);
@@ -339,7 +388,9 @@ static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 	unsigned int i;
 	int err;
 
-	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
+	/* its memory cgroup gets a list on lfs_rd_lru (SLAB_ACCOUNT) */
+	l = kmem_cache_alloc_lru(lfs_listing_cachep, &lfs_rd_lru,
+				 GFP_KERNEL | __GFP_ZERO);
 	if (!l)
 		return ERR_PTR(-ENOMEM);
 	refcount_set(&l->ref, 1);
@@ -348,6 +399,8 @@ static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 	if (err)
 		goto out_free;
 	rd.listing = l;
+	/* before the layers are read: a change after this moves them */
+	lfs_listing_upper_times(upper, &l->upper_ctime, &l->upper_mtime);
 
 	old_cred = lfs_override_creds(dentry->d_sb);
 	for (i = 0; i < lfs_nr_instances(e, upper) && !err; i++) {
@@ -366,15 +419,37 @@ out_free:
 	return ERR_PTR(err);
 }
 
-/* Take @l from its entry.  Caller holds lfs_rd_lock. */
+static unsigned long lfs_listing_pages(const struct lfs_listing *l)
+{
+	return DIV_ROUND_UP(l->bytes, PAGE_SIZE);
+}
+
+/*
+ * Take @l from its entry.  Caller holds lfs_rd_lock, and puts the
+ * entry's reference after dropping it.
+ */
 static void lfs_listing_detach_locked(struct lfs_listing *l)
 {
 	lockdep_assert_held(&lfs_rd_lock);
 	l->owner->listing = NULL;
 	l->owner = NULL;
-	list_del_init(&l->lru);
-	lfs_rd_kept_nr--;
-	lfs_rd_pages -= DIV_ROUND_UP(l->bytes, PAGE_SIZE);
+	list_lru_del(&lfs_rd_lru, &l->lru);
+	atomic_long_sub(lfs_listing_pages(l), &lfs_rd_pages);
+}
+
+/* Take the listing @e keeps, if any, from it, and put it. */
+static void lfs_listing_drop(struct lfs_entry *e, bool changed)
+{
+	struct lfs_listing *l;
+
+	spin_lock(&lfs_rd_lock);
+	if (changed)
+		e->listing_gen++;
+	l = e->listing;
+	if (l)
+		lfs_listing_detach_locked(l);
+	spin_unlock(&lfs_rd_lock);
+	lfs_listing_put(l);
 }
 
 /*
@@ -382,7 +457,7 @@ static void lfs_listing_detach_locked(struct lfs_listing *l)
  * another reader kept one first.  Caller holds lfs_rd_lock.
  */
 static void lfs_listing_keep_locked(struct lfs_entry *e, struct lfs_listing *l,
-				    unsigned long gen)
+				    u64 gen)
 {
 	lockdep_assert_held(&lfs_rd_lock);
 	if (e->listing || e->listing_gen != gen)
@@ -390,9 +465,8 @@ static void lfs_listing_keep_locked(struct lfs_entry *e, struct lfs_listing *l,
 	refcount_inc(&l->ref);
 	l->owner = e;
 	e->listing = l;
-	list_add_tail(&l->lru, &lfs_rd_lru);
-	lfs_rd_kept_nr++;
-	lfs_rd_pages += DIV_ROUND_UP(l->bytes, PAGE_SIZE);
+	list_lru_add(&lfs_rd_lru, &l->lru);
+	atomic_long_add(lfs_listing_pages(l), &lfs_rd_pages);
 }
 
 /*
@@ -404,17 +478,26 @@ static void lfs_listing_keep_locked(struct lfs_entry *e, struct lfs_listing *l,
 static struct lfs_listing *lfs_listing_get(struct dentry *dentry)
 {
 	struct lfs_entry *e = LFS_E(dentry);
-	struct lfs_listing *l;
-	unsigned long gen;
+	struct lfs_listing *l, *stale = NULL;
+	u64 gen;
 
 	spin_lock(&lfs_rd_lock);
 	l = e->listing;
-	if (l) {
+	if (l && lfs_listing_stale(l, lfs_upper(dentry))) {
+		/* changed outside the mount: built again below */
+		lfs_listing_detach_locked(l);
+		e->listing_gen++;
+		stale = l;
+		l = NULL;
+	} else if (l) {
 		refcount_inc(&l->ref);
-		list_move_tail(&l->lru, &lfs_rd_lru);
+		/* least recently opened first */
+		list_lru_del(&lfs_rd_lru, &l->lru);
+		list_lru_add(&lfs_rd_lru, &l->lru);
 	}
 	gen = e->listing_gen;
 	spin_unlock(&lfs_rd_lock);
+	lfs_listing_put(stale);
 	if (l)
 		return l;
 
@@ -441,17 +524,9 @@ static struct lfs_listing *lfs_listing_get(struct dentry *dentry)
 void lfs_dir_changed(struct dentry *dir)
 {
 	struct lfs_entry *e = LFS_E(dir);
-	struct lfs_listing *l;
 
-	if (!e)
-		return;
-	spin_lock(&lfs_rd_lock);
-	e->listing_gen++;
-	l = e->listing;
-	if (l)
-		lfs_listing_detach_locked(l);
-	spin_unlock(&lfs_rd_lock);
-	lfs_listing_put(l);
+	if (e)
+		lfs_listing_drop(e, true);
 }
 
 /**
@@ -460,16 +535,8 @@ void lfs_dir_changed(struct dentry *dir)
  */
 void lfs_listing_release(struct lfs_entry *e)
 {
-	struct lfs_listing *l;
-
-	if (!READ_ONCE(e->listing))
-		return;
-	spin_lock(&lfs_rd_lock);
-	l = e->listing;
-	if (l)
-		lfs_listing_detach_locked(l);
-	spin_unlock(&lfs_rd_lock);
-	lfs_listing_put(l);
+	if (READ_ONCE(e->listing))
+		lfs_listing_drop(e, false);
 }
 
 static int lfs_iterate(struct file *file, struct dir_context *ctx)
@@ -551,6 +618,9 @@ static int lfs_dir_release(struct inode *inode, struct file *file)
  * lfs_dir_check_empty - may this merged directory be removed?
  * @dentry: a layerfs directory
  *
+ * Reads the layers afresh, never a kept listing: what it says decides
+ * whether the upper directory is removed with what it holds.
+ *
  * Return: 0 when no layer shows anything in it (whiteouts do not count),
  * -ENOTEMPTY, or -errno.
  */
@@ -559,7 +629,7 @@ int lfs_dir_check_empty(struct dentry *dentry)
 	struct lfs_listing *l;
 	int err;
 
-	l = lfs_listing_get(dentry);
+	l = lfs_listing_build(dentry);
 	if (IS_ERR(l))
 		return PTR_ERR(l);
 	err = l->count ? -ENOTEMPTY : 0;
@@ -612,25 +682,43 @@ const struct file_operations lfs_dir_operations = {
 
 static unsigned long lfs_rd_count(struct shrinker *s, struct shrink_control *sc)
 {
-	return READ_ONCE(lfs_rd_pages);
+	/* smp_store_release() in lfs_rd_init() */
+	if (!smp_load_acquire(&lfs_rd_ready))
+		return 0;
+	return list_lru_shrink_count(&lfs_rd_lru, sc);
+}
+
+/* A kept listing the shrinker came to: taken from its entry onto @arg. */
+static enum lru_status lfs_rd_isolate(struct list_head *item,
+				      struct list_lru_one *lru,
+				      spinlock_t *lru_lock, void *arg)
+{
+	struct lfs_listing *l = container_of(item, struct lfs_listing, lru);
+	struct list_head *dispose = arg;
+
+	/* the lock order is lfs_rd_lock, then the list_lru's */
+	if (!spin_trylock(&lfs_rd_lock))
+		return LRU_SKIP;
+	l->owner->listing = NULL;
+	l->owner = NULL;
+	list_lru_isolate_move(lru, item, dispose);
+	atomic_long_sub(lfs_listing_pages(l), &lfs_rd_pages);
+	spin_unlock(&lfs_rd_lock);
+	return LRU_REMOVED;
 }
 
 static unsigned long lfs_rd_scan(struct shrinker *s, struct shrink_control *sc)
 {
 	struct lfs_listing *l, *next;
-	unsigned long freed = 0;
+	unsigned long freed;
 	LIST_HEAD(dispose);
 
-	spin_lock(&lfs_rd_lock);
-	while (freed < sc->nr_to_scan && !list_empty(&lfs_rd_lru)) {
-		l = list_first_entry(&lfs_rd_lru, struct lfs_listing, lru);
-		freed += DIV_ROUND_UP(l->bytes, PAGE_SIZE);
-		lfs_listing_detach_locked(l);
-		list_add(&l->lru, &dispose);
-	}
-	spin_unlock(&lfs_rd_lock);
+	/* smp_store_release() in lfs_rd_init() */
+	if (!smp_load_acquire(&lfs_rd_ready))
+		return SHRINK_STOP;
+	freed = list_lru_shrink_walk(&lfs_rd_lru, sc, lfs_rd_isolate, &dispose);
 	list_for_each_entry_safe(l, next, &dispose, lru) {
-		list_del(&l->lru);
+		list_del_init(&l->lru);
 		lfs_listing_put(l);
 	}
 	return freed;
@@ -640,18 +728,14 @@ static struct shrinker lfs_rd_shrinker = {
 	.count_objects	= lfs_rd_count,
 	.scan_objects	= lfs_rd_scan,
 	.seeks		= DEFAULT_SEEKS,
+	.flags		= SHRINKER_MEMCG_AWARE | SHRINKER_NUMA_AWARE,
 };
 
 /* debugfs layerfs/listings: what the kept listings of all mounts hold */
 static int lfs_rd_stats_show(struct seq_file *m, void *v)
 {
-	unsigned long nr, pages;
-
-	spin_lock(&lfs_rd_lock);
-	nr = lfs_rd_kept_nr;
-	pages = lfs_rd_pages;
-	spin_unlock(&lfs_rd_lock);
-	seq_printf(m, "kept %lu\npages %lu\nbuilt %ld\n", nr, pages,
+	seq_printf(m, "kept %lu\npages %ld\nbuilt %ld\n",
+		   list_lru_count(&lfs_rd_lru), atomic_long_read(&lfs_rd_pages),
 		   atomic_long_read(&lfs_rd_builds));
 	return 0;
 }
@@ -661,14 +745,33 @@ int lfs_rd_init(struct dentry *debugfs)
 {
 	int err;
 
+	lfs_listing_cachep = KMEM_CACHE(lfs_listing,
+					SLAB_RECLAIM_ACCOUNT | SLAB_ACCOUNT);
+	if (!lfs_listing_cachep)
+		return -ENOMEM;
+	/* the shrinker's id, which a memory-cgroup aware list_lru needs */
 	err = register_shrinker(&lfs_rd_shrinker, "layerfs-listing");
-	if (!err)
-		debugfs_create_file("listings", 0444, debugfs, NULL,
-				    &lfs_rd_stats_fops);
+	if (err)
+		goto out_cache;
+	err = list_lru_init_memcg(&lfs_rd_lru, &lfs_rd_shrinker);
+	if (err)
+		goto out_shrinker;
+	/* the shrinker's callbacks see lfs_rd_lru ready */
+	smp_store_release(&lfs_rd_ready, true);
+	debugfs_create_file("listings", 0444, debugfs, NULL, &lfs_rd_stats_fops);
+	return 0;
+
+out_shrinker:
+	unregister_shrinker(&lfs_rd_shrinker);
+out_cache:
+	kmem_cache_destroy(lfs_listing_cachep);
 	return err;
 }
 
+/* after every mount went: no listing is kept or held any more */
 void lfs_rd_exit(void)
 {
 	unregister_shrinker(&lfs_rd_shrinker);
+	list_lru_destroy(&lfs_rd_lru);
+	kmem_cache_destroy(lfs_listing_cachep);
 }

@@ -130,3 +130,53 @@ listings_stat() {
 	[ "$kept" = 0 ]
 	[ "$(listings_stat built)" = $((b + 5)) ]
 }
+
+@test "a kept listing is not served once the upper directory changed outside the mount, and rmdir does not remove what it holds" {
+	local m=$WORK/mnt b out
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<'f L0/d/a a
+d u
+d w'
+	mount -t layerfs none "$m" -o "lowerdir=$WORK/L0,upperdir=$WORK/u,workdir=$WORK/w"
+	rm "$m/d/a"
+	out=$(ls -A "$m/d")
+	[ -z "$out" ]
+	# served from the kept listing
+	b=$(listings_stat built)
+	out=$(ls -A "$m/d")
+	[ -z "$out" ]
+	[ "$(listings_stat built)" = "$b" ]
+	echo x >"$WORK/u/d/outside"
+	[ "$(ls -A "$m/d")" = outside ]
+	[ "$(listings_stat built)" = $((b + 1)) ]
+	run rmdir "$m/d"
+	echo "$output"
+	[ "$status" != 0 ]
+	[[ $output == *"not empty"* ]]
+	[ -f "$WORK/u/d/outside" ]
+}
+
+@test "a kept listing is charged to the memory cgroup that built it, and that cgroup's reclaim frees it" {
+	local root=/sys/fs/cgroup m=$WORK/mnt cg k0 k1 k2
+	mountpoint -q $root || mount -t cgroup2 cgroup2 $root
+	grep -qw memory $root/cgroup.controllers
+	echo +memory >$root/cgroup.subtree_control
+	cg=$root/lfs-t$BATS_TEST_NUMBER
+	mkdir "$cg"
+	lfs_workdir tmpfs
+	for l in 0 1 2; do
+		echo "N L$l/d/n $l 2000 3"
+	done | mktree "$WORK"
+	lfs_mount_layers "$m" "$WORK"/L{0..2}
+	# the directory's dentry is the root cgroup's: only the listing is cg's
+	stat "$m/d" >/dev/null
+	k0=$(listings_stat kept)
+	CG=$cg M=$m bash -c 'echo $$ >"$CG/cgroup.procs" && exec ls "$M/d" >/dev/null'
+	k1=$(listings_stat kept)
+	echo 1G >"$cg/memory.reclaim" || true
+	k2=$(listings_stat kept)
+	rmdir "$cg"
+	echo "kept: $k0, after the build in $cg: $k1, after its reclaim: $k2"
+	[ "$k1" = $((k0 + 1)) ]
+	[ "$k2" = "$k0" ]
+}

@@ -132,8 +132,9 @@ listings_stat() {
 }
 
 @test "a kept listing is not served once the upper directory changed outside the mount, and rmdir does not remove what it holds" {
-	local m=$WORK/mnt b out
+	local m b out
 	lfs_workdir tmpfs
+	m=$WORK/mnt
 	mktree "$WORK" <<<'f L0/d/a a
 d u
 d w'
@@ -157,13 +158,14 @@ d w'
 }
 
 @test "a kept listing is charged to the memory cgroup that built it, and that cgroup's reclaim frees it" {
-	local root=/sys/fs/cgroup m=$WORK/mnt cg k0 k1 k2
+	local root=/sys/fs/cgroup m cg k0 k1 k2
 	mountpoint -q $root || mount -t cgroup2 cgroup2 $root
 	grep -qw memory $root/cgroup.controllers
 	echo +memory >$root/cgroup.subtree_control
 	cg=$root/lfs-t$BATS_TEST_NUMBER
 	mkdir "$cg"
 	lfs_workdir tmpfs
+	m=$WORK/mnt
 	for l in 0 1 2; do
 		echo "N L$l/d/n $l 2000 3"
 	done | mktree "$WORK"

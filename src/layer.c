@@ -23,8 +23,8 @@ static int lfs_config_grow(struct lfs_config *cfg)
 	char **names;
 
 	cap = min_t(unsigned int, cap, LFS_MAX_LAYERS);
-	lower = kvmalloc_array(cap, sizeof(*lower), GFP_KERNEL);
-	names = kvmalloc_array(cap, sizeof(*names), GFP_KERNEL);
+	lower = kvmalloc_array(cap, sizeof(*lower), GFP_KERNEL_ACCOUNT);
+	names = kvmalloc_array(cap, sizeof(*names), GFP_KERNEL_ACCOUNT);
 	if (!lower || !names) {
 		kvfree(lower);
 		kvfree(names);
@@ -118,7 +118,7 @@ int lfs_config_add_lower(struct fs_context *fc, const char *name)
 		kfree(buf);
 		goto out_put;
 	}
-	abs = kstrdup(abs, GFP_KERNEL);
+	abs = kstrdup(abs, GFP_KERNEL_ACCOUNT);
 	kfree(buf);
 	if (!abs)
 		goto out_put;

@@ -714,6 +714,20 @@ static struct dentry *lfs_make_root(struct super_block *sb)
 	return root;
 }
 
+/*
+ * The credentials layerfs acts with on the layers: the mounter's, less
+ * CAP_SYS_RESOURCE, as the kernel's overlay does, so that what a user
+ * writes through the mount stays within the user's disk quota.
+ */
+static const struct cred *lfs_mounter_creds(void)
+{
+	struct cred *cred = prepare_creds();
+
+	if (cred)
+		cap_lower(cred->cap_effective, CAP_SYS_RESOURCE);
+	return cred;
+}
+
 static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 {
 	struct lfs_config *cfg = fc->fs_private;
@@ -731,7 +745,7 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (!sbi)
 		goto out;
 	sb->s_fs_info = sbi;
-	sbi->creator_cred = prepare_creds();
+	sbi->creator_cred = lfs_mounter_creds();
 	if (!sbi->creator_cred)
 		goto out;
 	sbi->nameindex = cfg->nameindex;
@@ -868,7 +882,16 @@ static int lfs_init_fs_context(struct fs_context *fc)
 {
 	struct lfs_config *cfg;
 
-	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
+	/*
+	 * Only who may mount layerfs may configure a mount of it: fsconfig()
+	 * holds every layer it is given until the mount is made, and the
+	 * VFS checks who may mount (sget_fc()) only then.  Without this any
+	 * user with a user namespace could pin layers and kernel memory
+	 * through fsopen("layerfs").
+	 */
+	if (fc->purpose == FS_CONTEXT_FOR_MOUNT && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL_ACCOUNT);
 	if (!cfg)
 		return -ENOMEM;
 	fc->fs_private = cfg;

@@ -210,3 +210,22 @@ sec_drop_rows() {
 	fi
 	[ "$bad" = 0 ]
 }
+
+@test "a user in a user namespace of its own cannot configure a layerfs mount: fsopen gives EPERM before any layer is held (overlay, userns-mountable, takes the mount)" {
+	local d out rc=0
+	lfs_workdir tmpfs
+	d=$WORK/user
+	mkdir -p "$d/l" "$d/m"
+	echo x >"$d/l/f"
+	chown -R 1000:1000 "$d"
+	out=$(setpriv --reuid=1000 --regid=1000 --clear-groups \
+		unshare -Urm "$LFS_MOUNT" -o "lowerdir=$d/l" none "$d/m" 2>&1) || rc=$?
+	echo "layerfs: rc $rc: $out"
+	[ "$rc" != 0 ]
+	[[ $out == *"fsopen(layerfs): Operation not permitted"* ]]
+	# the reference: the same user mounts the kernel's overlay there
+	out=$(setpriv --reuid=1000 --regid=1000 --clear-groups unshare -Urm \
+		sh -c 'mount -t overlay none -o "lowerdir=$1/l:$1/l" "$1/m" && cat "$1/m/f"' sh "$d" 2>&1)
+	echo "overlay: $out"
+	[ "$out" = x ]
+}

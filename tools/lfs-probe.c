@@ -196,10 +196,40 @@ static size_t read_rest(DIR *d, const char *name, bool *seen)
 	return n;
 }
 
+/* every entry of @d from where it is, with its telldir() position */
+static struct pos_name *read_positions(DIR *d, size_t *count)
+{
+	struct pos_name *ents = NULL, *more;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+
+	for (;;) {
+		long pos = telldir(d);
+
+		de = readdir(d);
+		if (!de)
+			break;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			more = realloc(ents, cap * sizeof(*ents));
+			if (!more) {
+				free(ents);
+				return NULL;
+			}
+			ents = more;
+		}
+		ents[n].pos = pos;
+		snprintf(ents[n].name, sizeof(ents[n].name), "%s", de->d_name);
+		n++;
+	}
+	*count = n;
+	return ents ? ents : calloc(1, sizeof(*ents));
+}
+
 static int cmd_dirshare(int argc, char **argv)
 {
-	struct pos_name *ents = NULL;
-	size_t n = 0, cap = 0, i, snap, fresh, rewound;
+	struct pos_name *ents;
+	size_t n = 0, i, snap, fresh, rewound;
 	bool seen_snap, seen_fresh, seen_rewound;
 	struct dirent *de;
 	DIR *d1, *d2, *d3;
@@ -214,22 +244,9 @@ static int cmd_dirshare(int argc, char **argv)
 		perror(argv[0]);
 		return 1;
 	}
-	for (;;) {
-		long pos = telldir(d1);
-
-		de = readdir(d1);
-		if (!de)
-			break;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 256;
-			ents = realloc(ents, cap * sizeof(*ents));
-			if (!ents)
-				return 2;
-		}
-		ents[n].pos = pos;
-		snprintf(ents[n].name, sizeof(ents[n].name), "%s", de->d_name);
-		n++;
-	}
+	ents = read_positions(d1, &n);
+	if (!ents)
+		return 2;
 	/* the other open, at the first one's offsets, scrambled */
 	for (i = 0; i < n && i < 500; i++) {
 		size_t k = (i * 7919) % n;
@@ -273,8 +290,8 @@ static int cmd_dirshare(int argc, char **argv)
 
 static int cmd_seekdir(int argc, char **argv)
 {
-	struct pos_name *ents = NULL;
-	size_t n = 0, cap = 0, i, again = 0;
+	struct pos_name *ents;
+	size_t n = 0, i, again = 0;
 	struct dirent *de;
 	DIR *d;
 
@@ -285,22 +302,9 @@ static int cmd_seekdir(int argc, char **argv)
 		perror(argv[0]);
 		return 1;
 	}
-	for (;;) {
-		long pos = telldir(d);
-
-		de = readdir(d);
-		if (!de)
-			break;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 256;
-			ents = realloc(ents, cap * sizeof(*ents));
-			if (!ents)
-				return 2;
-		}
-		ents[n].pos = pos;
-		snprintf(ents[n].name, sizeof(ents[n].name), "%s", de->d_name);
-		n++;
-	}
+	ents = read_positions(d, &n);
+	if (!ents)
+		return 2;
 	/*
 	 * back to recorded positions, in a scrambled order; at most 500 of
 	 * them, since each seekdir() costs a getdents() of a whole buffer

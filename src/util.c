@@ -151,7 +151,8 @@ struct lfs_entry *lfs_entry_alloc(unsigned int nr)
 {
 	struct lfs_entry *e;
 
-	e = kvzalloc(struct_size(e, real, nr), GFP_KERNEL);
+	/* charged to the memory cgroup that looks it up, as the dentry is */
+	e = kvzalloc(struct_size(e, real, nr), GFP_KERNEL_ACCOUNT);
 	return e;
 }
 

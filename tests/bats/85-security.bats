@@ -215,7 +215,7 @@ sec_drop_rows() {
 	local d out rc=0
 	lfs_workdir tmpfs
 	d=$WORK/user
-	mkdir -p "$d/l" "$d/m"
+	mkdir -p "$d/l" "$d/l2" "$d/m"
 	echo x >"$d/l/f"
 	chown -R 1000:1000 "$d"
 	out=$(setpriv --reuid=1000 --regid=1000 --clear-groups \
@@ -224,8 +224,10 @@ sec_drop_rows() {
 	[ "$rc" != 0 ]
 	[[ $out == *"fsopen(layerfs): Operation not permitted"* ]]
 	# the reference: the same user mounts the kernel's overlay there
+	rc=0
 	out=$(setpriv --reuid=1000 --regid=1000 --clear-groups unshare -Urm \
-		sh -c 'mount -t overlay none -o "lowerdir=$1/l:$1/l" "$1/m" && cat "$1/m/f"' sh "$d" 2>&1)
-	echo "overlay: $out"
+		sh -c 'mount -t overlay none -o "lowerdir=$1/l:$1/l2" "$1/m" && cat "$1/m/f"' sh "$d" 2>&1) || rc=$?
+	echo "overlay: rc $rc: $out"
+	[ "$rc" = 0 ]
 	[ "$out" = x ]
 }

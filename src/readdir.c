@@ -64,9 +64,12 @@ struct lfs_listing {
 	struct lfs_dirent **order;	/* visible entries in listing order */
 	unsigned int count;		/* entries in @order */
 	unsigned int cap;		/* room in @order */
-	refcount_t ref;			/* the entry's, and each reader's */
-	/* on lfs_rd_lru exactly while @owner is set: lfs_rd_lock */
+	/* the entry's, lfs_rd_lru's while on it, and each reader's */
+	refcount_t ref;
+	/* on lfs_rd_lru while kept, and maybe a while after (list_lru's lock) */
 	struct list_head lru;
+	struct list_head dispose;	/* the shrinker's, once off lfs_rd_lru */
+	unsigned int shrunk_refs;	/* references the shrinker took over */
 	struct lfs_entry *owner;	/* the entry keeping it: lfs_rd_lock */
 	struct timespec64 upper_ctime;	/* the upper directory's, at build */
 	struct timespec64 upper_mtime;	/* (zero: it had none) */
@@ -75,9 +78,15 @@ struct lfs_listing {
 
 /*
  * lfs_rd_lock: a leaf lock, taken in name operations, copy-up, d_release
- * and the shrinker; nothing is allocated under it.  It guards each
- * entry's listing and listing_gen and each kept listing's owner, and is
- * taken before the list_lru's own lock (the shrinker only trylocks it).
+ * and the shrinker, inside the list_lru's own lock there; nothing is
+ * allocated and no list_lru call made under it.  It guards each entry's
+ * listing and listing_gen and each kept listing's owner.
+ *
+ * A kept listing is on lfs_rd_lru, which holds a reference of its own:
+ * whoever takes it off (list_lru_del() returning true, or the shrinker)
+ * drops that.  It is put on after lfs_rd_lock is released, so an entry
+ * may drop it in between: then it waits on lfs_rd_lru, with no owner,
+ * for the shrinker.
  */
 static DEFINE_SPINLOCK(lfs_rd_lock);
 /* kept listings, per memory cgroup and node (list_lru's lock) */
@@ -425,16 +434,25 @@ static unsigned long lfs_listing_pages(const struct lfs_listing *l)
 }
 
 /*
- * Take @l from its entry.  Caller holds lfs_rd_lock, and puts the
- * entry's reference after dropping it.
+ * Take @l from its entry.  Caller holds lfs_rd_lock, and then owns the
+ * entry's reference: lfs_listing_discard() after the unlock.
  */
 static void lfs_listing_detach_locked(struct lfs_listing *l)
 {
 	lockdep_assert_held(&lfs_rd_lock);
 	l->owner->listing = NULL;
 	l->owner = NULL;
-	list_lru_del(&lfs_rd_lru, &l->lru);
 	atomic_long_sub(lfs_listing_pages(l), &lfs_rd_pages);
+}
+
+/* A detached listing: off lfs_rd_lru, and the entry's reference put. */
+static void lfs_listing_discard(struct lfs_listing *l)
+{
+	if (!l)
+		return;
+	if (list_lru_del(&lfs_rd_lru, &l->lru))
+		lfs_listing_put(l);
+	lfs_listing_put(l);
 }
 
 /* Take the listing @e keeps, if any, from it, and put it. */
@@ -449,24 +467,27 @@ static void lfs_listing_drop(struct lfs_entry *e, bool changed)
 	if (l)
 		lfs_listing_detach_locked(l);
 	spin_unlock(&lfs_rd_lock);
-	lfs_listing_put(l);
+	lfs_listing_discard(l);
 }
 
 /*
  * Keep @l with @e, unless the directory changed since @gen was read or
- * another reader kept one first.  Caller holds lfs_rd_lock.
+ * another reader kept one first.  Caller holds lfs_rd_lock, and puts a
+ * kept listing on lfs_rd_lru after the unlock, with the reference taken
+ * here for it.
  */
-static void lfs_listing_keep_locked(struct lfs_entry *e, struct lfs_listing *l,
+static bool lfs_listing_keep_locked(struct lfs_entry *e, struct lfs_listing *l,
 				    u64 gen)
 {
 	lockdep_assert_held(&lfs_rd_lock);
 	if (e->listing || e->listing_gen != gen)
-		return;
-	refcount_inc(&l->ref);
+		return false;
+	/* the entry's and lfs_rd_lru's */
+	refcount_add(2, &l->ref);
 	l->owner = e;
 	e->listing = l;
-	list_lru_add(&lfs_rd_lru, &l->lru);
 	atomic_long_add(lfs_listing_pages(l), &lfs_rd_pages);
+	return true;
 }
 
 /*
@@ -479,6 +500,7 @@ static struct lfs_listing *lfs_listing_get(struct dentry *dentry)
 {
 	struct lfs_entry *e = LFS_E(dentry);
 	struct lfs_listing *l, *stale = NULL;
+	bool kept;
 	u64 gen;
 
 	spin_lock(&lfs_rd_lock);
@@ -491,22 +513,25 @@ static struct lfs_listing *lfs_listing_get(struct dentry *dentry)
 		l = NULL;
 	} else if (l) {
 		refcount_inc(&l->ref);
-		/* least recently opened first */
-		list_lru_del(&lfs_rd_lru, &l->lru);
-		list_lru_add(&lfs_rd_lru, &l->lru);
 	}
 	gen = e->listing_gen;
 	spin_unlock(&lfs_rd_lock);
-	lfs_listing_put(stale);
-	if (l)
+	lfs_listing_discard(stale);
+	if (l) {
+		/* least recently opened first, unless it just went */
+		if (list_lru_del(&lfs_rd_lru, &l->lru))
+			list_lru_add(&lfs_rd_lru, &l->lru);
 		return l;
+	}
 
 	l = lfs_listing_build(dentry);
 	if (IS_ERR(l))
 		return l;
 	spin_lock(&lfs_rd_lock);
-	lfs_listing_keep_locked(e, l, gen);
+	kept = lfs_listing_keep_locked(e, l, gen);
 	spin_unlock(&lfs_rd_lock);
+	if (kept)
+		list_lru_add(&lfs_rd_lru, &l->lru);
 	return l;
 }
 
@@ -688,7 +713,11 @@ static unsigned long lfs_rd_count(struct shrinker *s, struct shrink_control *sc)
 	return list_lru_shrink_count(&lfs_rd_lru, sc);
 }
 
-/* A kept listing the shrinker came to: taken from its entry onto @arg. */
+/*
+ * A listing the shrinker came to, under the list_lru's lock: taken off
+ * lfs_rd_lru, with its reference, and from its entry, if it still has
+ * one, with the entry's; onto @arg, to be put.
+ */
 static enum lru_status lfs_rd_isolate(struct list_head *item,
 				      struct list_lru_one *lru,
 				      spinlock_t *lru_lock, void *arg)
@@ -696,20 +725,32 @@ static enum lru_status lfs_rd_isolate(struct list_head *item,
 	struct lfs_listing *l = container_of(item, struct lfs_listing, lru);
 	struct list_head *dispose = arg;
 
-	/* the lock order is lfs_rd_lock, then the list_lru's */
-	if (!spin_trylock(&lfs_rd_lock))
-		return LRU_SKIP;
-	l->owner->listing = NULL;
-	l->owner = NULL;
-	list_lru_isolate_move(lru, item, dispose);
-	atomic_long_sub(lfs_listing_pages(l), &lfs_rd_pages);
+	list_lru_isolate(lru, item);
+	l->shrunk_refs = 1;
+	spin_lock(&lfs_rd_lock);
+	if (l->owner) {
+		lfs_listing_detach_locked(l);
+		l->shrunk_refs++;
+	}
 	spin_unlock(&lfs_rd_lock);
+	list_add(&l->dispose, dispose);
 	return LRU_REMOVED;
+}
+
+/* Put what lfs_rd_isolate() took, out of the list_lru's lock. */
+static void lfs_rd_dispose(struct list_head *dispose)
+{
+	struct lfs_listing *l, *next;
+
+	list_for_each_entry_safe(l, next, dispose, dispose) {
+		list_del(&l->dispose);
+		if (refcount_sub_and_test(l->shrunk_refs, &l->ref))
+			lfs_listing_free(l);
+	}
 }
 
 static unsigned long lfs_rd_scan(struct shrinker *s, struct shrink_control *sc)
 {
-	struct lfs_listing *l, *next;
 	unsigned long freed;
 	LIST_HEAD(dispose);
 
@@ -717,10 +758,7 @@ static unsigned long lfs_rd_scan(struct shrinker *s, struct shrink_control *sc)
 	if (!smp_load_acquire(&lfs_rd_ready))
 		return SHRINK_STOP;
 	freed = list_lru_shrink_walk(&lfs_rd_lru, sc, lfs_rd_isolate, &dispose);
-	list_for_each_entry_safe(l, next, &dispose, lru) {
-		list_del_init(&l->lru);
-		lfs_listing_put(l);
-	}
+	lfs_rd_dispose(&dispose);
 	return freed;
 }
 
@@ -768,10 +806,17 @@ out_cache:
 	return err;
 }
 
-/* after every mount went: no listing is kept or held any more */
+/*
+ * After every mount went: no listing is kept or read any more, but one
+ * dropped while it was put on lfs_rd_lru may still wait there.
+ */
 void lfs_rd_exit(void)
 {
+	LIST_HEAD(dispose);
+
 	unregister_shrinker(&lfs_rd_shrinker);
+	list_lru_walk(&lfs_rd_lru, lfs_rd_isolate, &dispose, ULONG_MAX);
+	lfs_rd_dispose(&dispose);
 	list_lru_destroy(&lfs_rd_lru);
 	kmem_cache_destroy(lfs_listing_cachep);
 }

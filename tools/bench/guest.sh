@@ -280,8 +280,9 @@ for f in passwd group; do
 done
 
 # ---- which systems ----
+# (on the raw tree, which every run makes: --only may skip the others)
 if mount -t layerfs none "$base/mnt/layerfs" \
-	-o "lowerdir=$base/depth/1/1,nameindex=off" 2>/dev/null; then
+	-o "lowerdir=$base/raw/debian,nameindex=off" 2>/dev/null; then
 	umount "$base/mnt/layerfs"
 	SYSTEMS="layerfs layerfs-noindex overlay fuse-overlayfs raw"
 	bench_note "layerfs-noindex: the module takes nameindex=off; measured"

@@ -14,14 +14,35 @@
 #include <linux/hash.h>
 #include "layerfs.h"
 
-/* entries are carved out of chunks of this size */
-#define LFS_NAMES_CHUNK		(32 * 1024)
+/*
+ * Entries are carved out of chunks: the first of LFS_NAMES_CHUNK_MIN
+ * bytes, each next one twice the last, up to LFS_NAMES_CHUNK_MAX (sizes
+ * with the header, powers of two as kmalloc's are): most directories
+ * are small, and a kept listing holds its chunks as long as it is kept.
+ */
+#define LFS_NAMES_CHUNK_MIN	1024
+#define LFS_NAMES_CHUNK_MAX	(32 * 1024)
 
 struct lfs_name_chunk {
 	struct lfs_name_chunk *next;
 	size_t used;
+	size_t size;			/* of data[] */
 	char data[];
 };
+
+/* the size, with its header, of the chunk after @last (or the first) */
+static size_t lfs_nametab_chunk_size(const struct lfs_name_chunk *last,
+				     size_t need)
+{
+	size_t total = LFS_NAMES_CHUNK_MIN;
+
+	if (last)
+		total = min_t(size_t, 2 * (sizeof(*last) + last->size),
+			      LFS_NAMES_CHUNK_MAX);
+	while (total - sizeof(*last) < need)
+		total *= 2;
+	return total;
+}
 
 static int lfs_nametab_rehash(struct lfs_nametab *t, unsigned int bits)
 {
@@ -103,17 +124,20 @@ struct lfs_name *lfs_nametab_find(const struct lfs_nametab *t,
 static void *lfs_nametab_alloc(struct lfs_nametab *t, size_t size)
 {
 	struct lfs_name_chunk *c = t->chunks;
+	size_t total;
 	void *p;
 
 	size = ALIGN(size, 8);
-	if (WARN_ON_ONCE(size > LFS_NAMES_CHUNK))
+	if (WARN_ON_ONCE(size > LFS_NAMES_CHUNK_MAX - sizeof(*c)))
 		return NULL;
-	if (!c || c->used + size > LFS_NAMES_CHUNK) {
-		c = kvmalloc(sizeof(*c) + LFS_NAMES_CHUNK, GFP_KERNEL_ACCOUNT);
+	if (!c || c->used + size > c->size) {
+		total = lfs_nametab_chunk_size(c, size);
+		c = kvmalloc(total, GFP_KERNEL_ACCOUNT);
 		if (!c)
 			return NULL;
-		t->bytes += sizeof(*c) + LFS_NAMES_CHUNK;
+		t->bytes += total;
 		c->used = 0;
+		c->size = total - sizeof(*c);
 		c->next = t->chunks;
 		t->chunks = c;
 	}

@@ -402,14 +402,15 @@ done
 
 # ---- 4. data ----
 bench_phase "4. data"
-for m in cold warm; do
-	want data || break
+if want data; then
 	# shellcheck disable=SC2086
 	bench_sysfile "$sysd/data-ro" "$base/data.layers" "$base/raw/data" 0 $SYSTEMS
-	bench_run $m read-seq "${big_mib}M" "$sysd/data-ro" read big.bin
-	bench_run $m read-mmap "${big_mib}M" "$sysd/data-ro" mmap big.bin
-	bench_run $m read-rand "${randreads}x4K" "$sysd/data-ro" randread big.bin $randreads
-done
+	for m in cold warm; do
+		bench_run $m read-seq "${big_mib}M" "$sysd/data-ro" read big.bin
+		bench_run $m read-mmap "${big_mib}M" "$sysd/data-ro" mmap big.bin
+		bench_run $m read-rand "${randreads}x4K" "$sysd/data-ro" randread big.bin $randreads
+	done
+fi
 
 # ---- 7. container start (before the writes below change the raw tree) ----
 bench_phase "7. container start"

@@ -148,18 +148,19 @@ static int lfs_remove_child(struct lfs_sb *sbi, struct dentry *dir,
 	return lfs_unlink_real(userns, dir, child);
 }
 
-/* lfs_walk_children()'s callback, and its argument */
+/* lfs_walk_children()'s callback, its argument, and how @dir is locked */
 struct lfs_child_walk {
 	int (*fn)(struct lfs_sb *sbi, struct dentry *dir, struct dentry *child,
 		  unsigned char type, void *arg);
 	void *arg;
+	unsigned int subclass;		/* of @dir's i_rwsem: I_MUTEX_* */
 };
 
 /*
  * Call @walk->fn on every positive child of the real directory @dir of the
  * upper filesystem, @dir's i_rwsem held (it may drop and retake it), the
  * names read first; stop at the first error.  @type is the child's
- * d_type as readdir gave it.
+ * d_type as readdir gave it.  An empty directory is not locked.
  */
 static int lfs_walk_children(struct lfs_sb *sbi, struct dentry *dir,
 			     const struct lfs_child_walk *walk)
@@ -170,9 +171,9 @@ static int lfs_walk_children(struct lfs_sb *sbi, struct dentry *dir,
 	int err;
 
 	err = lfs_read_names(sbi->upper->mnt, dir, &names);
-	if (err)
-		return err;
-	inode_lock_nested(d_inode(dir), I_MUTEX_PARENT);
+	if (err || !names.count)
+		goto out;
+	inode_lock_nested(d_inode(dir), walk->subclass);
 	while (!err && (rec = lfs_names_next(&names, rec))) {
 		struct dentry *child;
 
@@ -186,6 +187,7 @@ static int lfs_walk_children(struct lfs_sb *sbi, struct dentry *dir,
 		dput(child);
 	}
 	inode_unlock(d_inode(dir));
+out:
 	kvfree(names.buf);
 	return err;
 }
@@ -203,6 +205,7 @@ static int lfs_remove_tree(struct lfs_sb *sbi, struct dentry *dir, int depth)
 {
 	const struct lfs_child_walk walk = {
 		.fn = lfs_remove_child_fn, .arg = &depth,
+		.subclass = I_MUTEX_PARENT,
 	};
 
 	return lfs_walk_children(sbi, dir, &walk);
@@ -394,7 +397,7 @@ static int lfs_index_drop_orphan(struct lfs_sb *sbi, struct dentry *dir,
 static int lfs_index_cleanup(struct fs_context *fc, struct lfs_sb *sbi)
 {
 	static const struct lfs_child_walk walk = {
-		.fn = lfs_index_drop_orphan,
+		.fn = lfs_index_drop_orphan, .subclass = I_MUTEX_PARENT,
 	};
 	int err;
 
@@ -719,6 +722,21 @@ int lfs_remove_marker(struct lfs_sb *sbi, struct dentry *upper,
 			       lfs_xattr_name(sbi, xa));
 }
 
+/* lfs_clear_whiteouts()'s step: a whiteout goes, anything else stops it */
+static int lfs_clear_whiteout(struct lfs_sb *sbi, struct dentry *dir,
+			      struct dentry *child, unsigned char type,
+			      void *arg)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	const struct qstr *name = &child->d_name;
+
+	if (lfs_aufs(sbi) && lfs_is_aufs_name(name->name, name->len))
+		return lfs_unlink_real(userns, dir, child);
+	if (lfs_is_whiteout(sbi, sbi->upper, child, 0))
+		return vfs_unlink(userns, d_inode(dir), child, NULL);
+	return -ENOTEMPTY;
+}
+
 /**
  * lfs_clear_whiteouts - remove the whiteouts of an upper directory
  * @sbi: the superblock info
@@ -732,38 +750,11 @@ int lfs_remove_marker(struct lfs_sb *sbi, struct dentry *upper,
  */
 int lfs_clear_whiteouts(struct lfs_sb *sbi, struct dentry *upperdir)
 {
-	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
-	struct inode *dir = d_inode(upperdir);
-	struct lfs_names names;
-	const char *rec = NULL;
-	int err;
+	static const struct lfs_child_walk walk = {
+		.fn = lfs_clear_whiteout, .subclass = I_MUTEX_CHILD,
+	};
 
-	err = lfs_read_names(sbi->upper->mnt, upperdir, &names);
-	if (err || !names.count)
-		goto out;
-	inode_lock_nested(dir, I_MUTEX_CHILD);
-	while (!err && (rec = lfs_names_next(&names, rec))) {
-		struct dentry *child;
-
-		child = lookup_one(userns, rec + 1, upperdir, strlen(rec + 1));
-		if (IS_ERR(child)) {
-			err = PTR_ERR(child);
-			break;
-		}
-		if (d_is_positive(child)) {
-			if (lfs_aufs(sbi) && lfs_is_aufs_name(rec + 1, strlen(rec + 1)))
-				err = lfs_unlink_real(userns, upperdir, child);
-			else if (lfs_is_whiteout(sbi, sbi->upper, child, 0))
-				err = vfs_unlink(userns, dir, child, NULL);
-			else
-				err = -ENOTEMPTY;
-		}
-		dput(child);
-	}
-	inode_unlock(dir);
-out:
-	kvfree(names.buf);
-	return err;
+	return lfs_walk_children(sbi, upperdir, &walk);
 }
 
 /**

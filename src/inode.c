@@ -784,10 +784,12 @@ static int lfs_fileattr_get(struct dentry *dentry, struct fileattr *fa)
  * real filesystem checks the mounter, not the caller: repeat, for the
  * caller, what needs more than ownership, against the upper copy's flags
  * (read as the mounter).  Caller runs with the caller's credentials.
+ * *@resource tells whether the change needs CAP_SYS_RESOURCE (the caller
+ * has it then).
  */
 static int lfs_fileattr_check_upper(struct super_block *sb,
 				    const struct path *upper,
-				    const struct fileattr *fa)
+				    const struct fileattr *fa, bool *resource)
 {
 	struct fileattr old = {
 		.flags_valid = fa->flags_valid,
@@ -796,6 +798,7 @@ static int lfs_fileattr_check_upper(struct super_block *sb,
 	const struct cred *old_cred;
 	int err;
 
+	*resource = false;
 	old_cred = lfs_override_creds(sb);
 	err = lfs_real_fileattr_get(upper, &old);
 	revert_creds(old_cred);
@@ -807,10 +810,25 @@ static int lfs_fileattr_check_upper(struct super_block *sb,
 	     ((fa->fsx_xflags ^ old.fsx_xflags) & FS_XFLAG_PROJINHERIT)))
 		return -EINVAL;
 	/* as ext4: data journalling is a resource */
-	if (((fa->flags ^ old.flags) & FS_JOURNAL_DATA_FL) &&
-	    !capable(CAP_SYS_RESOURCE))
+	*resource = (fa->flags ^ old.flags) & FS_JOURNAL_DATA_FL;
+	if (*resource && !capable(CAP_SYS_RESOURCE))
 		return -EPERM;
 	return 0;
+}
+
+/*
+ * The credentials a real change runs with: the mounter's, and where it
+ * needs CAP_SYS_RESOURCE (the caller checked for it), the mounter's with
+ * it if the mounter had it, else without (the real filesystem refuses).
+ */
+static const struct cred *lfs_override_resource_creds(struct super_block *sb,
+						      bool resource)
+{
+	const struct cred *cred = LFS_SB(sb)->resource_cred;
+
+	if (resource && cred)
+		return override_creds(cred);
+	return lfs_override_creds(sb);
 }
 
 /*
@@ -829,6 +847,7 @@ static int lfs_fileattr_set(struct user_namespace *mnt_userns,
 	u32 prot = fa->flags & (FS_APPEND_FL | FS_IMMUTABLE_FL);
 	const struct cred *old_cred;
 	struct path upper;
+	bool resource;
 	int err;
 
 	err = lfs_want_write(dentry);
@@ -840,12 +859,12 @@ static int lfs_fileattr_set(struct user_namespace *mnt_userns,
 
 	upper.mnt = LFS_SB(dentry->d_sb)->upper->mnt;
 	upper.dentry = lfs_upper(dentry);
-	err = lfs_fileattr_check_upper(dentry->d_sb, &upper, fa);
+	err = lfs_fileattr_check_upper(dentry->d_sb, &upper, fa, &resource);
 	if (err)
 		goto out_drop;
 	fa->flags &= ~(FS_APPEND_FL | FS_IMMUTABLE_FL);
 	fa->fsx_xflags &= ~(FS_XFLAG_APPEND | FS_XFLAG_IMMUTABLE);
-	old_cred = lfs_override_creds(dentry->d_sb);
+	old_cred = lfs_override_resource_creds(dentry->d_sb, resource);
 	err = lfs_write_protattr(inode, upper.dentry, prot);
 	if (!err)
 		err = lfs_real_fileattr_set(&upper, fa);

@@ -134,6 +134,11 @@ struct lfs_sb {
 	unsigned int nr_fsid;		/* distinct filesystems under the layers */
 	unsigned int xino_shift;	/* st_ino = real ino | fsid << xino_shift */
 	const struct cred *creator_cred; /* the mounter's credentials */
+	/*
+	 * @creator_cred with CAP_SYS_RESOURCE, for what needs it of both the
+	 * caller and the mounter (chattr +j); NULL if the mounter lacked it
+	 */
+	const struct cred *resource_cred;
 	enum lfs_nameindex_mode nameindex; /* name indexes for deep directories */
 	enum lfs_whiteout_format whiteout; /* whiteout= */
 	enum lfs_redirect_mode redirect; /* redirect_dir= */

@@ -468,6 +468,8 @@ static void lfs_put_super(struct super_block *sb)
 	lfs_layers_free(sbi);
 	if (sbi->creator_cred)
 		put_cred(sbi->creator_cred);
+	if (sbi->resource_cred)
+		put_cred(sbi->resource_cred);
 	kfree(sbi);
 	sb->s_fs_info = NULL;
 }
@@ -717,15 +719,26 @@ static struct dentry *lfs_make_root(struct super_block *sb)
 /*
  * The credentials layerfs acts with on the layers: the mounter's, less
  * CAP_SYS_RESOURCE, as the kernel's overlay does, so that what a user
- * writes through the mount stays within the user's disk quota.
+ * writes through the mount stays within the user's disk quota.  A mounter
+ * that held CAP_SYS_RESOURCE also keeps a copy with it, lent only where
+ * the caller holds it too (lfs_resource_creds()).
  */
-static const struct cred *lfs_mounter_creds(void)
+static int lfs_mounter_creds(struct lfs_sb *sbi)
 {
 	struct cred *cred = prepare_creds();
 
-	if (cred)
-		cap_lower(cred->cap_effective, CAP_SYS_RESOURCE);
-	return cred;
+	if (!cred)
+		return -ENOMEM;
+	if (cap_raised(cred->cap_effective, CAP_SYS_RESOURCE)) {
+		sbi->resource_cred = prepare_creds();
+		if (!sbi->resource_cred) {
+			put_cred(cred);
+			return -ENOMEM;
+		}
+	}
+	cap_lower(cred->cap_effective, CAP_SYS_RESOURCE);
+	sbi->creator_cred = cred;
+	return 0;
 }
 
 static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
@@ -745,8 +758,8 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (!sbi)
 		goto out;
 	sb->s_fs_info = sbi;
-	sbi->creator_cred = lfs_mounter_creds();
-	if (!sbi->creator_cred)
+	err = lfs_mounter_creds(sbi);
+	if (err)
 		goto out;
 	sbi->nameindex = cfg->nameindex;
 	sbi->whiteout = cfg->whiteout;

@@ -557,6 +557,7 @@ const struct cred *lfs_override_creds(struct super_block *sb);
 int lfs_override_creds_as_caller(struct dentry *dentry, umode_t mode,
 				 const struct cred **old);
 void lfs_revert_creds_as_caller(const struct cred *old);
+int lfs_real_may_read(const struct path *path);
 struct lfs_entry *lfs_entry_alloc(unsigned int nr);
 void lfs_entry_free(struct lfs_entry *e);
 int lfs_get_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,

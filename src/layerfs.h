@@ -240,7 +240,10 @@ struct lfs_entry {
 	struct lfs_real real[];		/* lower objects, top first */
 };
 
-/* the directory gets no name index: too many names, or a passing entry */
+/*
+ * the directory gets no name index: too many names, a lower instance the
+ * mounter may not read, or a passing entry
+ */
 #define LFS_E_NO_INDEX		0
 
 /*

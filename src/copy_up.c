@@ -8,7 +8,9 @@
  *
  *   1. take the layerfs inode's copy-up lock (lfs_inode.lock); if another
  *      task copied the object up meanwhile, stop;
- *   2. as the mounter, build the copy in work/ under a temporary name:
+ *   2. as the mounter, check that the mounter may read the data to copy
+ *      and can map the owner (lfs_cu_prepare()), then build the copy in
+ *      work/ under a temporary name:
  *      data (sparse holes kept; cloned where the filesystem shares
  *      extents, else spliced in 1 MiB chunks, between which a fatal
  *      signal aborts), owner, xattrs (ACLs, capabilities), inode
@@ -131,7 +133,10 @@ static int lfs_cu_copy_range(struct file *in, struct file *out, loff_t pos,
 	return 0;
 }
 
-/* Copy the data of a regular file, keeping its holes. */
+/*
+ * Copy the data of a regular file, keeping its holes.  lfs_cu_prepare()
+ * checked that the mounter may read it.
+ */
 static int lfs_cu_copy_data(struct lfs_cu *cu)
 {
 	struct path temp = { .mnt = cu->sbi->upper->mnt, .dentry = cu->temp };
@@ -140,8 +145,6 @@ static int lfs_cu_copy_data(struct lfs_cu *cu)
 	struct file *in, *out;
 	int err;
 
-	if (!size)
-		return 0;
 	err = lfs_cu_setattr(cu->temp, &attr);
 	if (err)
 		return err;
@@ -519,7 +522,37 @@ out_unlock:
 	return upper;
 }
 
-/* The object's lower original, and what the copy must be made of. */
+/* Does the copy take the lower file's data (lfs_cu_copy_data())? */
+static bool lfs_cu_has_data(const struct lfs_cu *cu)
+{
+	return S_ISREG(cu->stat.mode) && !(cu->flags & LFS_CU_NODATA) &&
+	       cu->stat.size;
+}
+
+/*
+ * The copy is owned by the lower object's owner and group, as the
+ * mounter sees them: refuse an object whose uid or gid has no mapping in
+ * the mounter's user namespace (overlayfs's answer to CVE-2023-0386: a
+ * set-user-ID file of an owner the mounter cannot name, served by a
+ * layer the mounter controls, must not become one in the upper layer).
+ * In the initial user namespace every id has a mapping.  Caller runs as
+ * the mounter, so current_user_ns() is the mounter's.
+ */
+static int lfs_cu_check_ids(const struct lfs_cu *cu)
+{
+	if (!kuid_has_mapping(current_user_ns(), cu->stat.uid) ||
+	    !kgid_has_mapping(current_user_ns(), cu->stat.gid))
+		return -EOVERFLOW;
+	return 0;
+}
+
+/*
+ * The object's lower original, and what the copy must be made of.  The
+ * checks that may refuse the copy-up come here, before anything is made
+ * in work/: the owner's mapping, and for data to copy, the mounter's
+ * read access to the lower file (lfs_real_may_read(); dentry_open() in
+ * lfs_cu_copy_data() checks nothing).  Caller runs as the mounter.
+ */
 static int lfs_cu_prepare(struct lfs_cu *cu)
 {
 	const struct lfs_entry *e = LFS_E(cu->dentry);
@@ -531,6 +564,14 @@ static int lfs_cu_prepare(struct lfs_cu *cu)
 			  AT_STATX_SYNC_AS_STAT);
 	if (err)
 		return err;
+	err = lfs_cu_check_ids(cu);
+	if (err)
+		return err;
+	if (lfs_cu_has_data(cu)) {
+		err = lfs_real_may_read(&cu->lower);
+		if (err)
+			return err;
+	}
 	/*
 	 * Any non-directory may have several names: symlinks, devices,
 	 * fifos and sockets too, not only regular files.
@@ -607,7 +648,7 @@ static struct dentry *lfs_cu_copy(struct lfs_cu *cu)
 		return cu->temp;
 
 	err = 0;
-	if (S_ISREG(cu->stat.mode) && !(cu->flags & LFS_CU_NODATA))
+	if (lfs_cu_has_data(cu))
 		err = lfs_cu_copy_data(cu);
 	if (!err)
 		err = lfs_cu_copy_attrs(cu);

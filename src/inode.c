@@ -584,6 +584,22 @@ static int lfs_getattr(struct user_namespace *mnt_userns,
 	return 0;
 }
 
+/*
+ * What the mounter is asked for on a lower object, for a caller who asked
+ * @mask.  A lower object is never written: a write goes to its upper
+ * copy, which the mounter makes by reading the object, so read access
+ * counts in place of write access (as overlayfs asks), and an object the
+ * mounter cannot read fails here, before any copy-up.  A special file
+ * is not copied up for a write: the device or fifo itself is written,
+ * so write access counts as asked.
+ */
+static int lfs_lower_mask(const struct inode *real, int mask)
+{
+	if (special_file(real->i_mode) || !(mask & MAY_WRITE))
+		return mask;
+	return (mask & ~(MAY_WRITE | MAY_APPEND)) | MAY_READ;
+}
+
 static int lfs_permission(struct user_namespace *mnt_userns,
 			  struct inode *inode, int mask)
 {
@@ -601,15 +617,12 @@ static int lfs_permission(struct user_namespace *mnt_userns,
 	if (err)
 		return err;
 
-	/*
-	 * The mounter, against the real object.  A lower object is never
-	 * written: a write goes to its copy, so only read access counts.
-	 */
+	/* the mounter, against the real object */
 	if (upper) {
 		real_userns = mnt_user_ns(LFS_SB(inode->i_sb)->upper->mnt);
 	} else {
 		real_userns = mnt_user_ns(LFS_I(inode)->layer->mnt);
-		mask &= ~(MAY_WRITE | MAY_APPEND);
+		mask = lfs_lower_mask(real, mask);
 	}
 	old_cred = lfs_override_creds(inode->i_sb);
 	err = inode_permission(real_userns, real, mask);

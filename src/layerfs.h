@@ -245,7 +245,10 @@ struct lfs_entry {
 	struct lfs_real real[];		/* lower objects, top first */
 };
 
-/* the directory gets no name index: too many names, or a passing entry */
+/*
+ * the directory gets no name index: too many names, a lower instance the
+ * mounter may not read, or a passing entry
+ */
 #define LFS_E_NO_INDEX		0
 
 /*
@@ -562,6 +565,7 @@ const struct cred *lfs_override_creds(struct super_block *sb);
 int lfs_override_creds_as_caller(struct dentry *dentry, umode_t mode,
 				 const struct cred **old);
 void lfs_revert_creds_as_caller(const struct cred *old);
+int lfs_real_may_read(const struct path *path);
 struct lfs_entry *lfs_entry_alloc(unsigned int nr);
 void lfs_entry_free(struct lfs_entry *e);
 int lfs_get_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,

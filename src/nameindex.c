@@ -24,7 +24,9 @@
  *
  * Memory is reclaimable: a shrinker frees indexes, oldest first, and the
  * next lookup in such a directory builds one again.  A directory with
- * more than LFS_NI_MAX_NAMES names gets none and is walked in full.
+ * more than LFS_NI_MAX_NAMES names gets none and is walked in full, as
+ * does one with a lower instance that the mounter may not read: the index
+ * holds only names the mounter could list.
  *
  * Lifetime: the entry holds one reference; a lookup takes one under RCU
  * for as long as it walks.  The shrinker and lfs_entry_free() detach the
@@ -196,6 +198,12 @@ static bool lfs_ni_actor(struct dir_context *ctx, const char *name, int len,
 	return !r->err;
 }
 
+/*
+ * Read one lower instance into the index, if the mounter may read it
+ * (lfs_real_may_read()): an index of names the mounter could not list
+ * would answer lookups that the walk, which searches each instance as
+ * the mounter, refuses.  Caller runs as the mounter.
+ */
 static int lfs_ni_read_instance(struct lfs_nindex *ni, const struct lfs_real *real,
 				unsigned int pos, bool aufs)
 {
@@ -209,6 +217,9 @@ static int lfs_ni_read_instance(struct lfs_nindex *ni, const struct lfs_real *re
 	struct file *file;
 	int err;
 
+	err = lfs_real_may_read(&path);
+	if (err)
+		return err;
 	file = dentry_open(&path, O_RDONLY | O_DIRECTORY | O_LARGEFILE,
 			   current_cred());
 	if (IS_ERR(file))
@@ -330,6 +341,18 @@ static bool lfs_ni_wanted(const struct lfs_sb *sbi, const struct lfs_entry *e)
 	       READ_ONCE(e->walked) >= LFS_NI_BUILD_AFTER * e->nr;
 }
 
+/*
+ * Does a failed build mean the directory never gets an index?  Too many
+ * names; or an instance the mounter may not read, which stays so (the
+ * mounter's credentials are fixed, the lower layers do not change): its
+ * directory is walked in full, each instance searched as the mounter,
+ * which gives overlayfs's answers.
+ */
+static bool lfs_ni_never(long err)
+{
+	return err == -E2BIG || err == -EACCES || err == -EPERM;
+}
+
 /* the index attached to @e, referenced, or NULL */
 static struct lfs_nindex *lfs_ni_attached(struct lfs_entry *e)
 {
@@ -357,7 +380,7 @@ static struct lfs_nindex *lfs_ni_get(const struct lfs_sb *sbi,
 
 	ni = lfs_ni_build(sbi, e);
 	if (IS_ERR(ni)) {
-		if (PTR_ERR(ni) == -E2BIG)
+		if (lfs_ni_never(PTR_ERR(ni)))
 			set_bit(LFS_E_NO_INDEX, &e->flags);
 		/* else: walk in full this time, try again next time */
 		return NULL;

@@ -326,6 +326,13 @@ static int lfs_rd_check_layer(const struct lfs_sb *sbi, struct lfs_listing *l,
 	return 0;
 }
 
+/*
+ * Read one instance into the listing.  Every instance must be readable
+ * by the mounter, not only the top one that lfs_permission() checked at
+ * open: a listing shows no names of a directory the mounter could not
+ * list itself, and fails with -EACCES as overlayfs's does.  Caller runs
+ * as the mounter.
+ */
 static int lfs_rd_read_layer(struct lfs_rd_ctx *rd, const struct lfs_real *r)
 {
 	struct path path = { .mnt = r->layer->mnt, .dentry = r->dentry };
@@ -333,6 +340,9 @@ static int lfs_rd_read_layer(struct lfs_rd_ctx *rd, const struct lfs_real *r)
 	struct file *realfile;
 	int err;
 
+	err = lfs_real_may_read(&path);
+	if (err)
+		return err;
 	/* the layerfs directory's atime is what counts: lfs_update_time() */
 	realfile = dentry_open(&path, O_RDONLY | O_DIRECTORY | O_LARGEFILE |
 			       O_NOATIME, current_cred());

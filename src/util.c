@@ -121,6 +121,25 @@ void lfs_revert_creds_as_caller(const struct cred *old)
 }
 
 /**
+ * lfs_real_may_read - may the mounter read a real object's content?
+ * @path: the real object, on its layer's mount
+ *
+ * Before layerfs reads a real file's data (copy-up) or a real
+ * directory's names (a merged listing, the name index) with
+ * dentry_open(), which checks nothing, it asks what overlayfs asks
+ * before it opens such an object: read access for the mounter, through
+ * the layer mount's idmapping.  The mount then never shows what its
+ * mounter could not read itself.  Caller runs as the mounter.
+ *
+ * Return: 0, or -errno (-EACCES).
+ */
+int lfs_real_may_read(const struct path *path)
+{
+	return inode_permission(mnt_user_ns(path->mnt), d_inode(path->dentry),
+				MAY_OPEN | MAY_READ);
+}
+
+/**
  * lfs_instance - one real instance of a (directory) entry
  * @sbi: the superblock info
  * @e: the entry

@@ -3,9 +3,11 @@
  * lfs-attack: the attack table of the security suite
  * (tests/bats/85-security.bats, docs/security.md).
  *
- *   lfs-attack setup DIR            build every row's objects in DIR/ROW,
+ *   lfs-attack setup [-l N] DIR     build every row's objects in DIR/ROW,
  *                                   as root; every mtime is then set to
- *                                   LFS_ATTACK_MTIME
+ *                                   LFS_ATTACK_MTIME.  -l N: the objects
+ *                                   of lower layer N ("@N" lines, below),
+ *                                   the top one being 1 (the default)
  *   lfs-attack rows [-l] [THEME...] the names of the rows (of the THEMEs);
  *                                   -l: with their user, set-up, calls and
  *                                   expected results, '|'-separated
@@ -14,7 +16,8 @@
  *                                   overlay against it)
  *   lfs-attack run [-u UPPER] ROOT THEME...
  *                                   run each row of the THEMEs ("all": every
- *                                   row) in ROOT/ROW and report it
+ *                                   row but those of the "mounter" themes)
+ *                                   in ROOT/ROW and report it
  *
  * A row is a list of calls that one unprivileged user makes on objects
  * that root made in a lower layer.  "run" records, as root, the visible
@@ -44,6 +47,12 @@
  *
  * Rows are independent: each has its own directory, so they may run in
  * any order and any subset.
+ *
+ * The rows of the "mounter" and "mounter-write" themes are for a mount
+ * made by root without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, over the
+ * lower layers 1 to 4 (setup -l; "mounter-write": a writable one): they
+ * show that nothing is read through the mount that its mounter could not
+ * read itself.  "all" leaves them out.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -61,8 +70,11 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <linux/capability.h>
 #include "uapi/layerfs.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -72,6 +84,13 @@
 
 /* the user of a row without its own "as" */
 #define LFS_ATTACK_AS		"1000:1000"
+
+/*
+ * The themes whose rows need a mounter without the DAC capabilities: the
+ * rows that read, for a read-only mount, and those that write.
+ */
+#define LFS_ATTACK_MOUNTER	"mounter"
+#define LFS_ATTACK_MOUNTER_WRITE "mounter-write"
 
 /*
  * A file capability as setcap writes it: revision 2, effective,
@@ -91,7 +110,9 @@ static const unsigned char lfs_cap_value[] = {
  *   acl PATH a|d SPEC          access or default POSIX ACL
  *   x PATH NAME VALUE          xattr
  *   cap PATH                   the file capability above
- * Owner before mode: a chown clears set-id bits.
+ * Owner before mode: a chown clears set-id bits.  These lines build in
+ * the top lower layer; a line prefixed by "@N " builds in lower layer N
+ * instead (2 is the next one down), with "setup -l N".
  *
  * calls: run as the row's user in ROOT/ROW, separated by ';':
  *   read P, cat P, write P DATA (at offset 0, no O_TRUNC),
@@ -102,14 +123,17 @@ static const unsigned char lfs_cap_value[] = {
  *   setx P NAME VALUE, rmx P NAME, getx P NAME, listx P, setcap P,
  *   link OLD NEW, unlink P, rmdir P, rename OLD NEW, exchange A B,
  *   symlink TARGET P, mknod P c|b|p MAJ MIN, mkdir P MODE,
- *   stat P (MODE,UID:GID of lstat), tmpfile DIR (O_TMPFILE)
+ *   stat P (MODE,UID:GID of lstat), tmpfile DIR (O_TMPFILE),
+ *   ls DIR (the names, sorted, ',' between them; "-" for none)
  * The xattr calls do not follow symlinks (l*xattr); chown neither.
  *
  * SPEC: ACL entries "TAG:ID:PERMS" in the kernel's order, TAG u, g, m or
  * o, ID empty for the owner, owning group, mask and other; "bad" is a
  * value that is not an ACL (a size no entry count gives).
  *
- * as: "UID:GID[:GROUP,...]", the user and its supplementary groups.
+ * as: "UID:GID[:GROUP,...]", the user and its supplementary groups;
+ * with "/nodac" appended, uid 0 keeps its capabilities but
+ * CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (LFS_ATTACK_ROOT_NODAC).
  */
 struct lfs_row {
 	const char *name;
@@ -119,6 +143,9 @@ struct lfs_row {
 	const char *calls;
 	const char *expect;
 };
+
+#define LFS_ATTACK_ROOT_NODAC	"0:0/nodac"
+
 
 #define ACL_RW_1000	"u::rw,u:1000:rw,g::-,m::rw,o::-"
 
@@ -424,12 +451,61 @@ static const struct lfs_row lfs_rows[] = {
 	  "d w 0755 1000:1000",
 	  "mknod w/p p 0 0; stat w/p",
 	  "mknod:ok stat:0644,1000:1000" },
+
+	/*
+	 * ---- a mounter without CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH ----
+	 * Objects of uid 1000 that root without those capabilities cannot
+	 * read.  Their owner may change them, but the copy-up, which reads
+	 * the data as the mounter, cannot; a write open asks the mounter for
+	 * read access to what it would copy (but for a fifo, which is written
+	 * itself); a merged listing and a name index read every layer's
+	 * directory as the mounter.  The kernel's overlay cannot be mounted
+	 * writable by such a mounter (its work/ is mode 0000): the
+	 * "mounter-write" rows are overlayfs's rules (ovl_permission(),
+	 * ovl_path_open()) as the table gives them.
+	 */
+	{ "mounter-read-unreadable", LFS_ATTACK_MOUNTER, NULL,
+	  "f f 0600 1000:1000 secret",
+	  "cat f; read f; stat f",
+	  "cat:EACCES read:EACCES stat:0600,1000:1000" },
+	{ "mounter-copy-up-unreadable", LFS_ATTACK_MOUNTER_WRITE, NULL,
+	  "f f 0600 1000:1000 secret",
+	  "chmod f 0640; chown f 1000 1000; utimes f now; setx f user.x v; cat f; stat f",
+	  "chmod:EACCES chown:EACCES utimes:EACCES setx:EACCES cat:EACCES stat:0600,1000:1000" },
+	{ "mounter-copy-up-by-root", LFS_ATTACK_MOUNTER_WRITE, LFS_ATTACK_ROOT_NODAC,
+	  "f f 0600 1000:1000 secret",
+	  "chmod f 0644; chown f 0 0; cat f; stat f",
+	  "chmod:EACCES chown:EACCES cat:EACCES stat:0600,1000:1000" },
+	{ "mounter-write-unreadable", LFS_ATTACK_MOUNTER_WRITE, NULL,
+	  "f e 0222 1000:1000; f g 0222 1000:1000 data",
+	  "open e w; open e wt; truncate e 0; open g w; write g X; stat e; stat g",
+	  "open:EACCES open:EACCES truncate:EACCES open:EACCES write:EACCES stat:0222,1000:1000 stat:0222,1000:1000" },
+	{ "mounter-write-fifo", LFS_ATTACK_MOUNTER_WRITE, NULL,
+	  "p p 0600 1000:1000",
+	  "open p wn; open p rn",
+	  "open:EACCES open:EACCES" },
+	{ "mounter-create-in-unreadable", LFS_ATTACK_MOUNTER_WRITE, NULL,
+	  "d d 0733 1000:1000",
+	  "mkdir d/x 0755; open d/f wc; stat d",
+	  "mkdir:EACCES open:EACCES stat:0733,1000:1000" },
+	{ "mounter-readdir", LFS_ATTACK_MOUNTER, NULL,
+	  "d d 0755 1000:1000; f d/visible 0644 1000:1000 v; "
+	  "@2 d d 0700 1000:1000; @2 f d/secret 0644 1000:1000 s",
+	  "ls d; stat d/visible; stat d/secret; stat d/absent",
+	  "ls:EACCES stat:0644,1000:1000 stat:EACCES stat:EACCES" },
+	/* four lower instances: enough for a name index (nameindex=eager) */
+	{ "mounter-name-index", LFS_ATTACK_MOUNTER, NULL,
+	  "d d 0755 1000:1000; f d/visible 0644 1000:1000 v; "
+	  "@2 d d 0755 1000:1000; @3 d d 0755 1000:1000; "
+	  "@4 d d 0700 1000:1000; @4 f d/secret 0644 1000:1000 s",
+	  "stat d/absent; stat d/secret; stat d/visible; ls d",
+	  "stat:EACCES stat:EACCES stat:0644,1000:1000 ls:EACCES" },
 };
 
 static int lfs_usage(void)
 {
 	fprintf(stderr,
-		"usage: lfs-attack setup DIR\n"
+		"usage: lfs-attack setup [-l N] DIR\n"
 		"       lfs-attack rows [-l] [THEME...]\n"
 		"       lfs-attack expect THEME...\n"
 		"       lfs-attack run [-u UPPER] ROOT THEME...\n");
@@ -781,13 +857,71 @@ static int set_mtimes(int dirfd, const char *dir)
 	return err;
 }
 
+/* the lower layer being built, and what to do with its lines */
+struct lfs_layer_setup {
+	long layer;
+	bool build;		/* build them (else: count them) */
+	int count;
+};
+
+/* The layer a setup line builds in ("@N " prefix, else 1), the prefix off. */
+static long line_layer(char ***argv, int *argc)
+{
+	long layer = 1;
+
+	if ((*argv)[0][0] == '@') {
+		layer = strtol((*argv)[0] + 1, NULL, 10);
+		(*argv)++;
+		(*argc)--;
+	}
+	return *argc ? layer : 0;
+}
+
+/* One setup line of a row: for the layer asked, counted or built. */
+static int layer_line(char **argv, int argc, void *arg)
+{
+	struct lfs_layer_setup *ls = arg;
+
+	if (line_layer(&argv, &argc) != ls->layer)
+		return 0;
+	ls->count++;
+	return ls->build ? setup_line(argv, argc, NULL) : 0;
+}
+
+/* How many objects @r has in lower layer @layer (1: the top one). */
+static int row_objects_in(const struct lfs_row *r, long layer)
+{
+	struct lfs_layer_setup ls = { .layer = layer };
+	const struct lfs_item_action count = { .fn = layer_line, .arg = &ls };
+
+	if (layer == 1)
+		return 1;	/* every row has its directory there */
+	if (lfs_each_item(r->setup, &count))
+		return 0;
+	return ls.count;
+}
+
+/* Build the objects of @r in lower layer @layer, in the cwd. */
+static int row_setup(const struct lfs_row *r, long layer)
+{
+	struct lfs_layer_setup ls = { .layer = layer, .build = true };
+	const struct lfs_item_action setup = { .fn = layer_line, .arg = &ls };
+
+	return lfs_each_item(r->setup, &setup);
+}
+
 static int cmd_setup(int argc, char **argv)
 {
-	const struct lfs_item_action setup = { .fn = setup_line };
+	long layer = 1;
 	size_t i;
 	int top;
 
-	if (argc != 1)
+	if (argc == 3 && !strcmp(argv[0], "-l")) {
+		layer = strtol(argv[1], NULL, 10);
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc != 1 || layer < 1)
 		return lfs_usage();
 	umask(022);
 	top = open(argv[0], O_RDONLY | O_DIRECTORY);
@@ -798,12 +932,14 @@ static int cmd_setup(int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(lfs_rows); i++) {
 		const struct lfs_row *r = &lfs_rows[i];
 
+		if (!row_objects_in(r, layer))
+			continue;
 		if (mkdirat(top, r->name, 0755) || fchdir(top) || chdir(r->name)) {
 			fprintf(stderr, "lfs-attack: %s/%s: %s\n", argv[0], r->name,
 				strerror(errno));
 			return 1;
 		}
-		if (lfs_each_item(r->setup, &setup)) {
+		if (row_setup(r, layer)) {
 			fprintf(stderr, "lfs-attack: row %s: setup failed\n", r->name);
 			return 1;
 		}
@@ -946,6 +1082,30 @@ static void call_stat(struct lfs_buf *b, const char *path)
 		st.st_mode & 07777, st.st_uid, st.st_gid);
 }
 
+/* The names in directory @path, sorted, as "ls:A,B" ("-": none). */
+static void call_ls(struct lfs_buf *b, const char *path)
+{
+	struct dirent **list;
+	int n, i;
+
+	n = scandir(path, &list, NULL, alphasort);
+	if (n < 0) {
+		result(b, "ls", -1);
+		return;
+	}
+	buf_add(b, "%sls:", b->len ? " " : "");
+	if (n <= 2)
+		buf_add(b, "-");
+	for (i = 0; i < n; i++) {
+		const char *name = list[i]->d_name;
+
+		if (strcmp(name, ".") && strcmp(name, ".."))
+			buf_add(b, "%s%s", b->s[b->len - 1] == ':' ? "" : ",", name);
+		free(list[i]);
+	}
+	free(list);
+}
+
 static int call_utimes(const char *path, const char *when)
 {
 	struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
@@ -1074,6 +1234,7 @@ static void v_cat(struct lfs_buf *b, char **a) { call_cat(b, a[0]); }
 static void v_getx(struct lfs_buf *b, char **a) { call_getx(b, "getx", a[0], a[1]); }
 static void v_listx(struct lfs_buf *b, char **a) { call_listx(b, a[0]); }
 static void v_stat(struct lfs_buf *b, char **a) { call_stat(b, a[0]); }
+static void v_ls(struct lfs_buf *b, char **a) { call_ls(b, a[0]); }
 
 static void v_getacl(struct lfs_buf *b, char **a)
 {
@@ -1111,6 +1272,7 @@ static const struct {
 	{ "mknod", 4, 4, c_mknod, NULL },
 	{ "mkdir", 2, 2, c_mkdir, NULL },
 	{ "stat", 1, 1, NULL, v_stat },
+	{ "ls", 1, 1, NULL, v_ls },
 	{ "tmpfile", 1, 1, c_tmpfile, NULL },
 	{ "linkup", 1, 1, c_linkup, NULL },
 	{ "linkupat", 2, 2, c_linkupat, NULL },
@@ -1139,7 +1301,38 @@ static int do_call(char **argv, int argc, void *arg)
 	return -1;
 }
 
-/* Take the credentials "UID:GID[:GROUP,...]" for good. */
+/* Drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH for good, keep the rest. */
+static int drop_dac_caps(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+	const uint32_t dac = 1u << CAP_DAC_OVERRIDE | 1u << CAP_DAC_READ_SEARCH;
+	int i;
+
+	if (prctl(PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, 0, 0, 0) ||
+	    prctl(PR_CAPBSET_DROP, CAP_DAC_READ_SEARCH, 0, 0, 0) ||
+	    syscall(SYS_capget, &hdr, data))
+		return -1;
+	for (i = 0; i < 2; i++) {
+		data[i].effective &= i ? ~0u : ~dac;
+		data[i].permitted &= i ? ~0u : ~dac;
+		data[i].inheritable &= i ? ~0u : ~dac;
+	}
+	if (syscall(SYS_capset, &hdr, data) || syscall(SYS_capget, &hdr, data))
+		return -1;
+	if ((data[0].effective | data[0].permitted) & dac) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Take the credentials "UID:GID[:GROUP,...]" for good; with "/nodac",
+ * uid 0 less CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH.
+ */
 static int become(const char *as)
 {
 	gid_t groups[16];
@@ -1147,6 +1340,10 @@ static int become(const char *as)
 	size_t ngroups = 0;
 	const char *p;
 	int pos = 0;
+
+	if (!strcmp(as, LFS_ATTACK_ROOT_NODAC))
+		return setgroups(0, NULL) || setresgid(0, 0, 0) ||
+		       setresuid(0, 0, 0) || drop_dac_caps() ? -1 : 0;
 
 	if (sscanf(as, "%u:%u%n", &uid, &gid, &pos) != 2) {
 		errno = EINVAL;
@@ -1396,9 +1593,15 @@ static bool in_themes(const struct lfs_row *r, char **themes, int n)
 {
 	int i;
 
-	for (i = 0; i < n; i++)
-		if (!strcmp(themes[i], "all") || !strcmp(themes[i], r->theme))
+	for (i = 0; i < n; i++) {
+		if (!strcmp(themes[i], r->theme))
 			return true;
+		/* "all": the rows for a mounter with every capability */
+		if (!strcmp(themes[i], "all") &&
+		    strncmp(r->theme, LFS_ATTACK_MOUNTER,
+			    strlen(LFS_ATTACK_MOUNTER)))
+			return true;
+	}
 	return false;
 }
 

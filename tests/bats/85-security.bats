@@ -21,6 +21,19 @@
 # mounts and upper layers of both are dumped (lfs-probe dump) and
 # compared whole, and the lower layer must not have changed.
 #
+# The rows of the "mounter" themes run on stacks that root mounted
+# without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (as a user namespace's
+# root will: its capabilities do not reach objects of unmapped owners),
+# over four lower layers: nothing may be read through the mount that the
+# mounter could not read itself.  The "mounter" rows read (merged
+# listings, lookups, layerfs's name index) and compare with overlay
+# mounted so, read-only.  The kernel's overlay cannot be mounted writable
+# by such a mounter (EACCES: its work/ is mode 0000, which only
+# CAP_DAC_OVERRIDE passes), so the "mounter-write" rows (copy-up, write
+# opens) are checked against the table, which gives overlayfs's rules
+# (ovl_permission(), ovl_path_open()), and a refused copy-up must leave
+# the mount, the upper layer and the work directory as they were.
+#
 # LFS_FSTYPE=overlay puts overlay where layerfs is, to check the suite:
 # then every test must pass.
 #
@@ -35,10 +48,21 @@ SUBJECT=${LFS_FSTYPE:-layerfs}
 
 # everything lives here, on the guest's tmpfs: the lower layer L, an
 # empty layer E, the subject's stacks s (direct) and sn (nested, over the
-# read-only mount si of L and E), the reference's r, rn and ri
+# read-only mount si of L and E), the reference's r, rn and ri; for the
+# "mounter" rows the lower layers L, L2, L3 and L4 (lfs-attack setup -l),
+# and the read-only stacks sm (and sme, with nameindex=eager) and the
+# reference's rm (and rme, the same), and the subject's writable stack sw,
+# all mounted without the DAC capabilities
 SEC=/tmp/lfs-tests/security
 L=$SEC/lower
 E=$SEC/empty
+BELOW=("$SEC/lower2" "$SEC/lower3" "$SEC/lower4")
+
+# a root mounter without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH: out of
+# the bounding set and the inheritable set, so no program it runs (mount,
+# the mount helper) gets them back
+NODAC=(setpriv --inh-caps=-dac_override,-dac_read_search
+	--bounding-set=-dac_override,-dac_read_search)
 
 # the sysctls the rows need on (1: the kernel's default for the first two)
 SYSCTLS=(protected_hardlinks protected_symlinks protected_regular protected_fifos)
@@ -55,14 +79,45 @@ sec_mount() {
 	mount -t "$type" none "$dir/m" -o "$opts"
 }
 
+# sec_mount_nodac TYPE STACK ro|rw [OPTION]: TYPE at $SEC/STACK/m over
+# L, L2, L3 and L4, mounted by root without the DAC capabilities; ro:
+# without an upper layer ($SEC/STACK/u stays empty), rw: with the upper
+# layer $SEC/STACK/u and the work directory $SEC/STACK/w (mount -w: no
+# read-only retry); OPTION for layerfs
+sec_mount_nodac() {
+	local type=$1 dir=$SEC/$2 opts rw=()
+	mkdir -p "$dir/m" "$dir/u" "$dir/w" || return 1
+	opts="lowerdir=$(IFS=:; echo "$L:${BELOW[*]}")"
+	if [ "$3" = rw ]; then
+		opts+=",upperdir=$dir/u,workdir=$dir/w"
+		rw=(-w)
+	fi
+	if [ "$type" = layerfs ]; then
+		opts+=,whiteout=chardev${4:+,$4}
+	fi
+	"${NODAC[@]}" mount "${rw[@]}" -t "$type" none "$dir/m" -o "$opts"
+}
+
+# sec_lower_meta: the record of every lower layer (lfs-probe meta)
+sec_lower_meta() {
+	local d
+	for d in "$L" "${BELOW[@]}"; do
+		echo "== $d"
+		"$PROBE" meta "$d" || return 1
+	done
+}
+
 setup_file() {
-	local s
+	local s i
 	rm -rf "$SEC"
-	mkdir -p "$L" "$E" "$SEC/si" "$SEC/ri"
+	mkdir -p "$L" "$E" "${BELOW[@]}" "$SEC/si" "$SEC/ri"
 	# reachable by the unprivileged user
 	chmod 755 /tmp/lfs-tests "$SEC"
 	"$ATTACK" setup "$L"
-	"$PROBE" meta "$L" >"$BATS_FILE_TMPDIR/lower.meta"
+	for i in "${!BELOW[@]}"; do
+		"$ATTACK" setup -l $((i + 2)) "${BELOW[i]}"
+	done
+	sec_lower_meta >"$BATS_FILE_TMPDIR/lower.meta"
 	for s in "${SYSCTLS[@]}"; do
 		cat "/proc/sys/fs/$s" >"$BATS_FILE_TMPDIR/sysctl.$s"
 		echo 1 >"/proc/sys/fs/$s"
@@ -73,12 +128,22 @@ setup_file() {
 	mount -t overlay none "$SEC/ri" -o "lowerdir=$L:$E"
 	sec_mount "$SUBJECT" sn "$SEC/si"
 	sec_mount overlay rn "$SEC/ri"
+	sec_mount_nodac "$SUBJECT" sm ro
+	sec_mount_nodac "$SUBJECT" sme ro nameindex=eager
+	sec_mount_nodac overlay rm ro
+	sec_mount_nodac overlay rme ro
+	# overlay cannot be mounted so (see the mounter-write test)
+	if [ "$SUBJECT" = layerfs ]; then
+		sec_mount_nodac "$SUBJECT" sw rw
+	fi
 }
 
 teardown_file() {
 	local s m
-	for m in sn/m rn/m si ri s/m r/m; do
-		umount "$SEC/$m" || umount -l "$SEC/$m" || :
+	for m in rw/m sw/m sme/m rme/m sm/m rm/m sn/m rn/m si ri s/m r/m; do
+		if mountpoint -q "$SEC/$m"; then
+			umount "$SEC/$m" || umount -l "$SEC/$m" || :
+		fi
 	done
 	for s in "${SYSCTLS[@]}"; do
 		cat "$BATS_FILE_TMPDIR/sysctl.$s" >"/proc/sys/fs/$s" || :
@@ -91,8 +156,10 @@ sec_diff() {
 	diff -u --label "$1" --label "$2" <(echo "$3") <(echo "$4") || :
 }
 
-# sec_attack THEME [n]: run THEME's rows (all: every row) on the direct
-# stacks, or with "n" on the nested ones, and compare them
+# sec_attack THEME [n|m|me]: run THEME's rows (all: every row but the
+# "mounter" ones) on the direct stacks, with "n" on the nested ones, with
+# "m" or "me" on the read-only ones of a mounter without DAC capabilities
+# (where the subject may not be stricter); and compare them
 # (tests/bats/sec-compare.awk): overlay's results must be the table's, and
 # the subject's rows the same as overlay's (results, mount and upper
 # state) or stricter.  Through the nested stacks, a row where overlay over
@@ -100,11 +167,15 @@ sec_diff() {
 # EOPNOTSUPP) is checked against the table, and listed in
 # $BATS_FILE_TMPDIR/gap for the final comparison of the trees.
 sec_attack() {
-	local t=$BATS_TEST_TMPDIR rc=0
+	local t=$BATS_TEST_TMPDIR rc=0 exact=0
+	# a mounter's refusals: the errno is the answer, no "stricter"
+	case ${2-} in
+	m | me) exact=1 ;;
+	esac
 	"$ATTACK" expect "$1" >"$t/want"
 	"$ATTACK" run -u "$SEC/r${2-}/u" "$SEC/r${2-}/m" "$1" >"$t/ref"
 	"$ATTACK" run -u "$SEC/s${2-}/u" "$SEC/s${2-}/m" "$1" >"$t/subj"
-	awk -v subject="$SUBJECT" -v nested="${2:+1}" \
+	awk -v subject="$SUBJECT" -v nested="$([ "${2-}" != n ] || echo 1)" -v exact="$exact" \
 		-v gapfile="$BATS_FILE_TMPDIR/gap" -v stricterfile="$BATS_FILE_TMPDIR/stricter" \
 		-v notes="$t/notes" \
 		-f "$BATS_TEST_DIRNAME/sec-compare.awk" "$t/want" "$t/ref" "$t/subj" || rc=$?
@@ -123,6 +194,56 @@ sec_drop_rows() {
 	awk 'NR == FNR { drop[$0] = 1; next }
 		{ k = $0; sub(/[ \/].*/, "", k); if (!(k in drop)) print }' \
 		"$BATS_FILE_TMPDIR/$2" - <<<"$1"
+}
+
+# sec_attack_table THEME STACK: run THEME's rows on the subject's stack
+# STACK and check them against the table alone, where overlay cannot be
+# mounted as the reference: each row's results must be the table's, the
+# mount unchanged, and the upper layer may hold the row's directory and
+# nothing else (a copy-up copies the parents first, then the refused
+# object fails)
+sec_attack_table() {
+	local t=$BATS_TEST_TMPDIR
+	"$ATTACK" expect "$1" >"$t/want"
+	"$ATTACK" run -u "$SEC/$2/u" "$SEC/$2/m" "$1" >"$t/subj"
+	awk 'NR == FNR { k = $0; sub(/: .*/, "", k); want[k] = $0; rows++; next }
+		/^[^ ]/ {
+			n++
+			row = $0
+			sub(/: .*/, "", row)
+			if (want[row] != $0) {
+				print "--- row " row ": the table (-) and the subject (+) differ"
+				print "-" want[row]
+				print "+" $0
+				bad = 1
+			}
+			next
+		}
+		/^  mount: unchanged$/ || /^  upper: -$/ || /^  upper \. d / { next }
+		{ print "--- row " row " left this:"; print $0; bad = 1 }
+		END {
+			if (n != rows) {
+				print "the table has " rows " rows, the subject ran " n
+				bad = 1
+			}
+			exit bad
+		}' "$t/want" "$t/subj"
+}
+
+# sec_work_empty STACK...: the work directories of the STACKs hold
+# nothing but their own directories (work/, index/): no temporary copy
+# was made or left behind
+sec_work_empty() {
+	local st left bad=0
+	for st; do
+		left=$(find "$SEC/$st/w" -mindepth 2)
+		if [ -n "$left" ]; then
+			echo "--- the work directory of stack $st holds:"
+			echo "$left"
+			bad=1
+		fi
+	done
+	[ "$bad" = 0 ]
 }
 
 @test "POSIX ACLs: only the owner sets, changes or removes them; the mask and default ACLs work as on overlay" {
@@ -159,6 +280,29 @@ sec_drop_rows() {
 
 @test "a nested stack (layerfs over a layerfs mount) gives every row what overlay over overlay gives, or the table where overlay cannot set ACLs" {
 	sec_attack all n
+}
+
+@test "a mounter without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH: merged listings and lookups refuse what it cannot read, as on overlay mounted so" {
+	sec_attack mounter m
+}
+
+@test "the same mounter with nameindex=eager: no name index of a lower directory it cannot read, and lookups there give overlay's answers" {
+	sec_attack mounter me
+}
+
+@test "the same mounter, writable: copy-up and write opens refuse what it cannot read, by overlay's rules (overlay cannot be mounted so), and leave upper and work untouched" {
+	local out rc=0
+	# the reference cannot be had: overlay makes its work/ mode 0000,
+	# which only CAP_DAC_OVERRIDE passes
+	out=$(sec_mount_nodac overlay rw rw 2>&1) || rc=$?
+	echo "overlay mounted writable by that mounter: rc $rc: $out"
+	[ "$rc" != 0 ]
+	! mountpoint -q "$SEC/rw/m" || false
+	if [ "$SUBJECT" != layerfs ]; then
+		skip "overlay cannot be mounted so"
+	fi
+	sec_attack_table mounter-write sw
+	sec_work_empty sw
 }
 
 @test "after the rows, the mounts and upper layers of both dump the same and the lower layer is unchanged" {
@@ -201,10 +345,10 @@ sec_drop_rows() {
 			bad=1
 		fi
 	done
-	a=$("$PROBE" meta "$L")
+	a=$(sec_lower_meta)
 	b=$(cat "$BATS_FILE_TMPDIR/lower.meta")
 	if [ "$a" != "$b" ]; then
-		echo "--- the lower layer changed:"
+		echo "--- a lower layer changed:"
 		sec_diff before after "$b" "$a"
 		bad=1
 	fi

@@ -65,20 +65,99 @@ static const char *lfs_unfit_layer(const struct path *path)
 	return NULL;
 }
 
+/* What a layer or the upper directory became, for /proc/mounts. */
+static char *lfs_abs_path(const struct path *path)
+{
+	char *buf, *p;
+
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	p = d_path(path, buf, PATH_MAX);
+	if (!IS_ERR(p))
+		p = kstrdup(p, GFP_KERNEL_ACCOUNT) ?: ERR_PTR(-ENOMEM);
+	kfree(buf);
+	return p;
+}
+
+/*
+ * The path of @dir: resolved from the caller's view of the name, as a
+ * lookup of it would be, or the one its descriptor was opened on (who
+ * holds it could reach the directory by it anyway).
+ */
+static int lfs_dir_arg_path(const struct lfs_dir_arg *dir, struct path *path)
+{
+	if (dir->file) {
+		*path = dir->file->f_path;
+		path_get(path);
+		return 0;
+	}
+	return kern_path(dir->name, LOOKUP_FOLLOW, path);
+}
+
+/*
+ * Resolve a directory given to the mount: a lower layer, upperdir or
+ * workdir (@what, for the messages).  On success @path holds a reference
+ * and @abs the absolute path /proc/mounts shows; on failure both are
+ * left empty.
+ */
+static int lfs_resolve_dir(struct fs_context *fc, const char *what,
+			   const struct lfs_dir_arg *dir, struct path *path,
+			   char **abs)
+{
+	const char *unfit, *shown, *by;
+	int err;
+
+	err = lfs_dir_arg_path(dir, path);
+	if (err) {
+		lfs_err(fc, "%s \"%s\": cannot resolve (%d)", what, dir->name, err);
+		goto out_clear;
+	}
+	*abs = lfs_abs_path(path);
+	if (IS_ERR(*abs)) {
+		err = PTR_ERR(*abs);
+		lfs_err(fc, "%s \"%s\": no absolute path (%d)", what,
+			dir->file ? "(by descriptor)" : dir->name, err);
+		goto out_put;
+	}
+	/* a descriptor's messages name the path it was opened on */
+	shown = dir->file ? *abs : dir->name;
+	by = dir->file ? " (by descriptor)" : "";
+	err = -ENOTDIR;
+	if (!d_is_dir(path->dentry)) {
+		lfs_err(fc, "%s \"%s\"%s: not a directory", what, shown, by);
+		goto out_free;
+	}
+	err = -EINVAL;
+	unfit = lfs_unfit_layer(path);
+	if (unfit) {
+		lfs_err(fc, "%s \"%s\"%s: %s cannot be %s", what, shown, by,
+			unfit, strcmp(what, "lower layer") ? "used" : "a layer");
+		goto out_free;
+	}
+	return 0;
+
+out_free:
+	kfree(*abs);
+out_put:
+	*abs = NULL;
+	path_put(path);
+out_clear:
+	path->mnt = NULL;
+	path->dentry = NULL;
+	return err;
+}
+
 /**
  * lfs_config_add_lower - resolve one lower layer and append it
  * @fc: the mount context
- * @name: the path, as given (relative paths resolve against the caller's
- *	cwd)
+ * @dir: the layer, by path or by file descriptor
  *
  * Return: 0, or -errno with a message in the fs_context log.
  */
-int lfs_config_add_lower(struct fs_context *fc, const char *name)
+int lfs_config_add_lower(struct fs_context *fc, const struct lfs_dir_arg *dir)
 {
 	struct lfs_config *cfg = fc->fs_private;
-	struct path path;
-	const char *unfit;
-	char *buf, *abs;
 	int err;
 
 	if (cfg->nr_lower >= LFS_MAX_LAYERS)
@@ -89,48 +168,12 @@ int lfs_config_add_lower(struct fs_context *fc, const char *name)
 		if (err)
 			return err;
 	}
-
-	err = kern_path(name, LOOKUP_FOLLOW, &path);
-	if (err) {
-		lfs_err(fc, "lower layer \"%s\": cannot resolve (%d)", name, err);
+	err = lfs_resolve_dir(fc, "lower layer", dir, &cfg->lower[cfg->nr_lower],
+			      &cfg->lower_name[cfg->nr_lower]);
+	if (err)
 		return err;
-	}
-	err = -ENOTDIR;
-	if (!d_is_dir(path.dentry)) {
-		lfs_err(fc, "lower layer \"%s\": not a directory", name);
-		goto out_put;
-	}
-	err = -EINVAL;
-	unfit = lfs_unfit_layer(&path);
-	if (unfit) {
-		lfs_err(fc, "lower layer \"%s\": %s cannot be a layer", name, unfit);
-		goto out_put;
-	}
-
-	err = -ENOMEM;
-	buf = kmalloc(PATH_MAX, GFP_KERNEL);
-	if (!buf)
-		goto out_put;
-	abs = d_path(&path, buf, PATH_MAX);
-	if (IS_ERR(abs)) {
-		err = PTR_ERR(abs);
-		lfs_err(fc, "lower layer \"%s\": no absolute path (%d)", name, err);
-		kfree(buf);
-		goto out_put;
-	}
-	abs = kstrdup(abs, GFP_KERNEL_ACCOUNT);
-	kfree(buf);
-	if (!abs)
-		goto out_put;
-
-	cfg->lower[cfg->nr_lower] = path;
-	cfg->lower_name[cfg->nr_lower] = abs;
 	cfg->nr_lower++;
 	return 0;
-
-out_put:
-	path_put(&path);
-	return err;
 }
 
 void lfs_config_free(struct lfs_config *cfg)
@@ -347,62 +390,16 @@ void lfs_layers_free(struct lfs_sb *sbi)
 
 /* upperdir= and workdir= */
 
-static int lfs_resolve_dir(struct fs_context *fc, const char *key,
-			   const char *name, struct path *path, char **abs)
-{
-	const char *unfit;
-	char *buf, *p;
-	int err;
-
-	err = kern_path(name, LOOKUP_FOLLOW, path);
-	if (err) {
-		lfs_err(fc, "%s \"%s\": cannot resolve (%d)", key, name, err);
-		return err;
-	}
-	err = -ENOTDIR;
-	if (!d_is_dir(path->dentry)) {
-		lfs_err(fc, "%s \"%s\": not a directory", key, name);
-		goto out_put;
-	}
-	err = -EINVAL;
-	unfit = lfs_unfit_layer(path);
-	if (unfit) {
-		lfs_err(fc, "%s \"%s\": %s cannot be used", key, name, unfit);
-		goto out_put;
-	}
-	err = -ENOMEM;
-	buf = kmalloc(PATH_MAX, GFP_KERNEL);
-	if (!buf)
-		goto out_put;
-	p = d_path(path, buf, PATH_MAX);
-	*abs = IS_ERR(p) ? NULL : kstrdup(p, GFP_KERNEL);
-	kfree(buf);
-	if (IS_ERR(p)) {
-		err = PTR_ERR(p);
-		lfs_err(fc, "%s \"%s\": no absolute path (%d)", key, name, err);
-		goto out_put;
-	}
-	if (!*abs)
-		goto out_put;
-	return 0;
-
-out_put:
-	path_put(path);
-	path->mnt = NULL;
-	path->dentry = NULL;
-	return err;
-}
-
 /**
  * lfs_config_set_upper - resolve upperdir= or workdir=
  * @fc: the mount context
  * @key: "upperdir" or "workdir"
- * @name: the path, as given
+ * @dir: the directory, by path or by file descriptor
  *
  * Return: 0, or -errno with a message in the fs_context log.
  */
 int lfs_config_set_upper(struct fs_context *fc, const char *key,
-			 const char *name)
+			 const struct lfs_dir_arg *dir)
 {
 	struct lfs_config *cfg = fc->fs_private;
 	bool upper = !strcmp(key, "upperdir");
@@ -411,7 +408,7 @@ int lfs_config_set_upper(struct fs_context *fc, const char *key,
 
 	if (path->mnt)
 		return lfs_inval(fc, "%s= given twice", key);
-	return lfs_resolve_dir(fc, key, name, path, abs);
+	return lfs_resolve_dir(fc, key, dir, path, abs);
 }
 
 /*

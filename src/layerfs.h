@@ -418,9 +418,18 @@ void lfs_ni_exit(void);
 /* super.c */
 
 /* layer.c */
-int lfs_config_add_lower(struct fs_context *fc, const char *name);
+/*
+ * A directory given to the mount: by path (mount(2), FSCONFIG_SET_STRING)
+ * or by an open file (FSCONFIG_SET_FD), one of the two.
+ */
+struct lfs_dir_arg {
+	const char *name;
+	struct file *file;
+};
+
+int lfs_config_add_lower(struct fs_context *fc, const struct lfs_dir_arg *dir);
 int lfs_config_set_upper(struct fs_context *fc, const char *key,
-			 const char *name);
+			 const struct lfs_dir_arg *dir);
 int lfs_upper_build(struct fs_context *fc, struct lfs_sb *sbi);
 void lfs_upper_free(struct lfs_sb *sbi);
 void lfs_config_free(struct lfs_config *cfg);

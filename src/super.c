@@ -119,6 +119,7 @@ static const struct fs_parameter_spec lfs_param_spec[] = {
 static int lfs_parse_lowerdir_list(struct fs_context *fc, char *list)
 {
 	char *start = list, *in = list, *out = list;
+	struct lfs_dir_arg dir = {};
 	int err;
 
 	for (;;) {
@@ -135,7 +136,8 @@ static int lfs_parse_lowerdir_list(struct fs_context *fc, char *list)
 		*out = '\0';
 		if (out == start)
 			return lfs_inval(fc, "empty layer in lowerdir=");
-		err = lfs_config_add_lower(fc, start);
+		dir.name = start;
+		err = lfs_config_add_lower(fc, &dir);
 		if (err || c == '\0')
 			return err;
 		start = in;
@@ -254,12 +256,36 @@ static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 	return 0;
 }
 
+/*
+ * FSCONFIG_SET_FD: "lowerdir+", "upperdir" and "workdir" take a directory
+ * by descriptor, as overlay does since Linux 6.13, so that a container
+ * engine need not give each layer a path (or a mount) of its own.
+ */
+static int lfs_parse_fd_param(struct fs_context *fc, struct fs_parameter *param)
+{
+	struct lfs_config *cfg = fc->fs_private;
+	struct lfs_dir_arg dir = { .file = param->file };
+
+	if (!strcmp(param->key, "lowerdir+")) {
+		if (cfg->lower_listed)
+			return lfs_inval(fc, "lowerdir+ cannot follow lowerdir=");
+		cfg->lower_appended = true;
+		return lfs_config_add_lower(fc, &dir);
+	}
+	if (!strcmp(param->key, "upperdir") || !strcmp(param->key, "workdir"))
+		return lfs_config_set_upper(fc, param->key, &dir);
+	return lfs_inval(fc, "%s: takes no file descriptor", param->key);
+}
+
 static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 {
 	struct lfs_config *cfg = fc->fs_private;
+	struct lfs_dir_arg dir = {};
 	struct fs_parse_result result;
 	int opt;
 
+	if (param->type == fs_value_is_file)
+		return lfs_parse_fd_param(fc, param);
 	opt = fs_parse(fc, lfs_param_spec, param, &result);
 	if (opt < 0)
 		return opt;
@@ -278,11 +304,13 @@ static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		if (cfg->lower_listed)
 			return lfs_inval(fc, "lowerdir+ cannot follow lowerdir=");
 		cfg->lower_appended = true;
-		return lfs_config_add_lower(fc, param->string);
+		dir.name = param->string;
+		return lfs_config_add_lower(fc, &dir);
 	case LFS_OPT_UPPERDIR:
 	case LFS_OPT_WORKDIR:
 		lfs_unescape(param->string);
-		return lfs_config_set_upper(fc, param->key, param->string);
+		dir.name = param->string;
+		return lfs_config_set_upper(fc, param->key, &dir);
 	case LFS_OPT_NAMEINDEX:
 		cfg->nameindex = result.uint_32;
 		return 0;

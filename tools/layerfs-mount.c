@@ -83,6 +83,7 @@ struct lfs_mount {
 	bool dry_run;		/* --dry-run: print the plan, call nothing */
 	bool sloppy;		/* -s: skip options the kernel does not know */
 	bool commit;		/* --commit: link up names, mount nothing */
+	bool by_fd;		/* --by-fd: directories as descriptors */
 	const char *ns;		/* -N: mount namespace, a pid or a path */
 };
 
@@ -112,6 +113,9 @@ static void lfs_usage(FILE *f, const char *prog)
 		"                    of the namespace file NS\n"
 		"  -s                sloppy: skip options the kernel does not know\n"
 		"  -f, --fake        check the options with the kernel, mount nothing\n"
+		"      --by-fd       give the kernel each layer, upperdir and\n"
+		"                    workdir as a descriptor (FSCONFIG_SET_FD of\n"
+		"                    an open directory), not as a path\n"
 		"      --dry-run     print the fsconfig calls and mount attributes\n"
 		"                    that would be made, make none\n"
 		"      --commit      on the layerfs mount MOUNTPOINT, give every name\n"
@@ -588,6 +592,53 @@ static bool lfs_param_for(struct lfs_mount *m, const struct lfs_param *p)
 			       strcmp(p->key, "workdir"));
 }
 
+/* Whether a parameter names a directory, which --by-fd passes open. */
+static bool lfs_param_is_dir(const struct lfs_param *p)
+{
+	return p->val && (!strcmp(p->key, "lowerdir+") ||
+			  !strcmp(p->key, "upperdir") ||
+			  !strcmp(p->key, "workdir"));
+}
+
+/*
+ * --by-fd: the directory of @p opened here, where a path would be
+ * resolved (after -N's setns()), and given to the kernel open.  For
+ * reading: fsconfig() takes no O_PATH descriptor (EBADF).
+ */
+static int lfs_config_fd(struct lfs_mount *m, int fsfd,
+			 const struct lfs_param *p)
+{
+	char *path = strdup(p->val);
+	int fd, err;
+
+	if (!path)
+		return -ENOMEM;
+	/* upperdir= and workdir= carry escaped backslashes for the kernel */
+	if (strcmp(p->key, "lowerdir+"))
+		lfs_unescape(path);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		fprintf(stderr, "%s: %s=%s: %s\n", m->prog, p->key, path,
+			strerror(err));
+		free(path);
+		return -err;
+	}
+	if (m->verbose)
+		fprintf(stderr, "%s: fsconfig %s=<descriptor of %s>\n", m->prog,
+			p->key, path);
+	err = 0;
+	if (fsconfig(fsfd, FSCONFIG_SET_FD, p->key, NULL, fd)) {
+		err = errno;
+		fprintf(stderr, "%s: %s=<descriptor of %s>: %s\n", m->prog,
+			p->key, path, strerror(err));
+		lfs_print_fc_log(m, fsfd);
+	}
+	close(fd);
+	free(path);
+	return -err;
+}
+
 /* The parameters in order, then "ro" or "rw" if one was given. */
 static int lfs_config_params(struct lfs_mount *m, int fsfd)
 {
@@ -599,8 +650,11 @@ static int lfs_config_params(struct lfs_mount *m, int fsfd)
 
 		if (!lfs_param_for(m, p))
 			continue;
-		err = lfs_config(m, fsfd, p->val ? FSCONFIG_SET_STRING :
-				 FSCONFIG_SET_FLAG, p->key, p->val);
+		if (m->by_fd && lfs_param_is_dir(p))
+			err = lfs_config_fd(m, fsfd, p);
+		else
+			err = lfs_config(m, fsfd, p->val ? FSCONFIG_SET_STRING :
+					 FSCONFIG_SET_FLAG, p->key, p->val);
 		if (err)
 			return err;
 	}
@@ -625,7 +679,11 @@ static void lfs_print_plan(struct lfs_mount *m, const char *source,
 	for (i = 0; i < m->nr_param; i++) {
 		const struct lfs_param *p = &m->param[i];
 
-		if (lfs_param_for(m, p))
+		if (!lfs_param_for(m, p))
+			continue;
+		if (m->by_fd && lfs_param_is_dir(p))
+			printf("fsconfig %s=<descriptor of %s>\n", p->key, p->val);
+		else
 			printf("fsconfig %s%s%s\n", p->key, p->val ? "=" : "",
 			       p->val ? p->val : "");
 	}
@@ -1206,6 +1264,7 @@ int main(int argc, char **argv)
 		{ "fake", no_argument, NULL, 'f' },
 		{ "dry-run", no_argument, NULL, 'D' },
 		{ "commit", no_argument, NULL, 'C' },
+		{ "by-fd", no_argument, NULL, 'F' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -1261,6 +1320,9 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			m.commit = true;
+			break;
+		case 'F':
+			m.by_fd = true;
 			break;
 		case 'n':	/* no mtab: there is none to write */
 		case 't':	/* mount(8)'s type.subtype: we are layerfs */

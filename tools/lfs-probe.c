@@ -62,6 +62,17 @@
  *                                (NULs after it), "flags=F,TEXT" flags F
  *   lfs-probe idmap SRC DST      bind SRC at DST as an idmapped mount that
  *                                shows ids 0-65535 as 100000-165535
+ *   lfs-probe userns CMD [ARG...]
+ *                                run CMD as root of a new user namespace
+ *                                that maps ids 0-65535 to 100000-165535,
+ *                                in a new mount namespace of its own
+ *                                (all mounts private); its exit status
+ *   lfs-probe fdparam KEY PATH [detached]
+ *                                fsopen layerfs, fsconfig(FSCONFIG_SET_FD,
+ *                                KEY) of PATH opened for reading (or of a
+ *                                detached clone of its mount tree:
+ *                                open_tree(OPEN_TREE_CLONE)), then create:
+ *                                "fsconfig: OK|ERRNO", "create: OK|ERRNO"
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -2834,10 +2845,87 @@ static int cmd_idmap(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * The child of "userns": made root of its new user namespace by the maps
+ * its parent writes (@ready, then @done), it takes uid and gid 0 there,
+ * so that exec keeps its capabilities, and a mount namespace of its own.
+ */
+static void userns_child(int ready, int done, char **argv)
+{
+	char c = unshare(CLONE_NEWUSER) ? 1 : 0;
+
+	if (write(ready, &c, 1) != 1 || c || read(done, &c, 1) != 1 || c)
+		_exit(125);
+	if (setresgid(0, 0, 0) || setresuid(0, 0, 0) || setgroups(0, NULL) ||
+	    unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		perror("lfs-probe: userns");
+		_exit(125);
+	}
+	execvp(argv[0], argv);
+	perror(argv[0]);
+	_exit(127);
+}
+
+static int cmd_userns(int argc, char **argv)
+{
+	int ready[2], done[2], status;
+	char c = 0;
+	pid_t pid;
+
+	if (argc < 1)
+		return 2;
+	if (pipe(ready) || pipe(done))
+		return 125;
+	pid = fork();
+	if (!pid) {
+		close(ready[0]);
+		close(done[1]);
+		userns_child(ready[1], done[0], argv);
+	}
+	close(ready[1]);
+	close(done[0]);
+	if (pid < 0 || read(ready[0], &c, 1) != 1 || c ||
+	    idmap_write(pid, "uid_map", "0 100000 65536") ||
+	    idmap_write(pid, "gid_map", "0 100000 65536"))
+		c = 1;
+	if (c)
+		perror("lfs-probe: userns: maps");
+	if (write(done[1], &c, 1) != 1)
+		c = 1;
+	close(done[1]);
+	close(ready[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return 125;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int cmd_fdparam(int argc, char **argv)
+{
+	int fsfd, fd;
+
+	if (argc < 2)
+		return 2;
+	if (argc > 2 && !strcmp(argv[2], "detached"))
+		fd = open_tree(AT_FDCWD, argv[1], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	else
+		fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+	fsfd = fsopen("layerfs", FSOPEN_CLOEXEC);
+	if (fd < 0 || fsfd < 0) {
+		perror("lfs-probe: fdparam");
+		return 1;
+	}
+	report("fsconfig", fsconfig(fsfd, FSCONFIG_SET_FD, argv[0], NULL, fd));
+	report("create", fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0));
+	close(fd);
+	close(fsfd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: lfs-probe dino|seekdir|fileops|writecalls|stat|mktree|dump|meta|flatten|ops|race|idmap|linkup ARGS\n");
+		fprintf(stderr, "usage: lfs-probe dino|seekdir|fileops|writecalls|stat|mktree|dump|meta|flatten|ops|race|idmap|linkup|userns|fdparam ARGS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "dino"))
@@ -2854,6 +2942,10 @@ int main(int argc, char **argv)
 		return cmd_stat(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "mount2"))
 		return cmd_mount2(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "userns"))
+		return cmd_userns(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "fdparam"))
+		return cmd_fdparam(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "mktree"))
 		return cmd_mktree(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "dump"))

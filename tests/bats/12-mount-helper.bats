@@ -90,6 +90,46 @@ lfs_helper_layers() {
 	kill "$pid"
 }
 
+# The directories as open descriptors (FSCONFIG_SET_FD): the kernel takes
+# the directory the descriptor was opened on, whatever its path is now.
+@test "--by-fd gives layers, upperdir and workdir as descriptors; /proc/mounts shows their paths; the kernel's refusals name them" {
+	lfs_workdir ext4
+	lfs_helper_layers 3
+	mkdir -p "$WORK"/{u,w,uw/u,uw/w,iduw}
+	"$LFS_MOUNT" --by-fd -o "lowerdir=$LIST,upperdir=$WORK/u,workdir=$WORK/w" "$WORK/mnt"
+	local opts
+	opts=$(awk -v m="$WORK/mnt" '$2 == m { print $4 }' /proc/mounts)
+	[[ $opts == *",lowerdir=$LIST,upperdir=$WORK/u,workdir=$WORK/w"* ]]
+	[ "$(cat "$WORK/mnt/top")" = 1 ]
+	[ "$(cat "$WORK/mnt/f3")" = 3 ]
+	echo written >"$WORK/mnt/f2"
+	[ "$(cat "$WORK/u/f2")" = written ]
+	[ "$(cat "$WORK/l/0002/f2")" = 2 ]
+	umount "$WORK/mnt"
+	# what the kernel refuses for a path it refuses for a descriptor,
+	# and says which directory it was
+	"$PROBE" idmap "$WORK/uw" "$WORK/iduw"
+	run -32 "$LFS_MOUNT" --by-fd -o "lowerdir=$WORK/l/0001,upperdir=$WORK/iduw/u,workdir=$WORK/iduw/w" "$WORK/mnt"
+	echo "$output"
+	[[ $output == *"layerfs: upperdir \"$WORK/iduw/u\" (by descriptor): idmapped mount cannot be used"* ]]
+	run -32 "$LFS_MOUNT" --by-fd -l "$WORK/iduw/u" "$WORK/mnt"
+	echo "$output"
+	[[ $output == *"layerfs: lower layer \"$WORK/iduw/u\" (by descriptor): idmapped mount cannot be a layer"* ]]
+	run -1 grep -q " $WORK/mnt " /proc/mounts
+	# a descriptor of a file; one for a key that takes none
+	echo x >"$WORK/file"
+	run "$PROBE" fdparam lowerdir+ "$WORK/file"
+	[ "${lines[0]}" = "fsconfig: ENOTDIR" ]
+	run "$PROBE" fdparam nameindex "$WORK/l/0001"
+	[ "${lines[0]}" = "fsconfig: EINVAL" ]
+	# a detached mount comes as an O_PATH descriptor, which 6.1's
+	# fsconfig() does not take
+	run "$PROBE" fdparam lowerdir+ "$WORK/l/0001" detached
+	[ "${lines[0]}" = "fsconfig: EBADF" ]
+	run "$PROBE" fdparam lowerdir+ "$WORK/l/0001"
+	[ "${lines[1]}" = "create: ok" ]
+}
+
 # mount(8) runs a helper only from /sbin (util-linux: /sbin, /sbin/fs.d,
 # /sbin/fs), and the guest's /sbin is the host's, read-only over 9p.  So
 # the test installs with 'make install DESTDIR', and in a private mount

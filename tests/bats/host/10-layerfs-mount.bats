@@ -156,6 +156,20 @@ setup() {
 	EOF
 }
 
+@test "--by-fd passes the directories as descriptors, the other options as strings" {
+	run "$M" --dry-run --by-fd -l /l1 -o 'lowerdir=/a\:b,upperdir=/u\,1,workdir=/w,volatile' /m
+	[ "$status" = 0 ]
+	diff -u - <(echo "$output") <<-'EOF'
+		fsconfig source=layerfs
+		fsconfig lowerdir+=<descriptor of /l1>
+		fsconfig lowerdir+=<descriptor of /a:b>
+		fsconfig upperdir=<descriptor of /u,1>
+		fsconfig workdir=<descriptor of /w>
+		fsconfig volatile
+		move_mount /m attr_set=0x0 attr_clr=0x0
+	EOF
+}
+
 @test "installed as mount.layerfs it takes mount(8)'s argument order and flags" {
 	ln -s "$M" "$BATS_TEST_TMPDIR/mount.layerfs"
 	local h=$BATS_TEST_TMPDIR/mount.layerfs

@@ -3,11 +3,16 @@
  * lfs-attack: the attack table of the security suite
  * (tests/bats/85-security.bats, docs/security.md).
  *
- *   lfs-attack setup [-l N] DIR     build every row's objects in DIR/ROW,
+ *   lfs-attack setup [-l N] [-s SHIFT] DIR
+ *                                   build every row's objects in DIR/ROW,
  *                                   as root; every mtime is then set to
  *                                   LFS_ATTACK_MTIME.  -l N: the objects
  *                                   of lower layer N ("@N" lines, below),
- *                                   the top one being 1 (the default)
+ *                                   the top one being 1 (the default).
+ *                                   -s SHIFT: every owner, the rows'
+ *                                   directories' and the ids in ACLs
+ *                                   plus SHIFT, so that a user namespace
+ *                                   that maps 0 to SHIFT sees the table
  *   lfs-attack rows [-l] [THEME...] the names of the rows (of the THEMEs);
  *                                   -l: with their user, set-up, calls and
  *                                   expected results, '|'-separated
@@ -505,7 +510,7 @@ static const struct lfs_row lfs_rows[] = {
 static int lfs_usage(void)
 {
 	fprintf(stderr,
-		"usage: lfs-attack setup [-l N] DIR\n"
+		"usage: lfs-attack setup [-l N] [-s SHIFT] DIR\n"
 		"       lfs-attack rows [-l] [THEME...]\n"
 		"       lfs-attack expect THEME...\n"
 		"       lfs-attack run [-u UPPER] ROOT THEME...\n");
@@ -623,7 +628,8 @@ static const char *acl_xattr_name(const char *kind)
  * Build the xattr value of @spec into @buf (little-endian, as x86 and the
  * kernel's format); its size, or -1 for a spec this tool cannot read.
  */
-static ssize_t acl_from_text(const char *spec, unsigned char *buf, size_t size)
+static ssize_t acl_from_text(const char *spec, unsigned char *buf, size_t size,
+			     uint32_t shift)
 {
 	uint32_t version = LFS_ACL_VERSION;
 	char *copy, *save, *ent;
@@ -665,7 +671,7 @@ static ssize_t acl_from_text(const char *spec, unsigned char *buf, size_t size)
 			goto bad;
 		}
 		if (*id)
-			e.id = strtoul(id, NULL, 10);
+			e.id = strtoul(id, NULL, 10) + shift;
 		for (; *perm; perm++)
 			e.perm |= *perm == 'r' ? 4 : *perm == 'w' ? 2 : *perm == 'x' ? 1 : 0;
 		memcpy(buf + len, &e, sizeof(e));
@@ -747,6 +753,9 @@ static void put_value(const char *name, const unsigned char *v, ssize_t n,
 
 /* ---- setup ---- */
 
+/* setup -s: what every owner and ACL id is shifted by */
+static uint32_t setup_shift;
+
 static int setup_fail(char **argv, int argc, const char *what)
 {
 	int i;
@@ -768,7 +777,8 @@ static int setup_owner_mode(const char *path, const char *owner,
 		errno = EINVAL;
 		return -1;
 	}
-	if (fchownat(AT_FDCWD, path, uid, gid, AT_SYMLINK_NOFOLLOW))
+	if (fchownat(AT_FDCWD, path, uid + setup_shift, gid + setup_shift,
+		     AT_SYMLINK_NOFOLLOW))
 		return -1;
 	if (!is_link && chmod(path, strtoul(mode, NULL, 8)))
 		return -1;
@@ -810,7 +820,7 @@ static int setup_line(char **argv, int argc, void *arg)
 		if (setup_owner_mode(argv[1], argv[3], argv[2], false))
 			return setup_fail(argv, argc, "owner or mode");
 	} else if (!strcmp(argv[0], "acl") && argc == 4) {
-		n = acl_from_text(argv[3], acl, sizeof(acl));
+		n = acl_from_text(argv[3], acl, sizeof(acl), setup_shift);
 		if (n < 0 || lsetxattr(argv[1], acl_xattr_name(argv[2]), acl, n, 0))
 			return setup_fail(argv, argc, "ACL");
 	} else if (!strcmp(argv[0], "x") && argc == 4) {
@@ -916,8 +926,13 @@ static int cmd_setup(int argc, char **argv)
 	size_t i;
 	int top;
 
-	if (argc == 3 && !strcmp(argv[0], "-l")) {
-		layer = strtol(argv[1], NULL, 10);
+	while (argc == 3 || argc == 5) {
+		if (!strcmp(argv[0], "-l"))
+			layer = strtol(argv[1], NULL, 10);
+		else if (!strcmp(argv[0], "-s"))
+			setup_shift = strtoul(argv[1], NULL, 10);
+		else
+			return lfs_usage();
 		argc -= 2;
 		argv += 2;
 	}
@@ -934,7 +949,9 @@ static int cmd_setup(int argc, char **argv)
 
 		if (!row_objects_in(r, layer))
 			continue;
-		if (mkdirat(top, r->name, 0755) || fchdir(top) || chdir(r->name)) {
+		if (mkdirat(top, r->name, 0755) ||
+		    fchownat(top, r->name, setup_shift, setup_shift, 0) ||
+		    fchdir(top) || chdir(r->name)) {
 			fprintf(stderr, "lfs-attack: %s/%s: %s\n", argv[0], r->name,
 				strerror(errno));
 			return 1;
@@ -1130,7 +1147,7 @@ static int call_mknod(const char *path, const char *type, const char *maj,
 static int call_setacl(const char *path, const char *kind, const char *spec)
 {
 	unsigned char acl[512];
-	ssize_t n = acl_from_text(spec, acl, sizeof(acl));
+	ssize_t n = acl_from_text(spec, acl, sizeof(acl), 0);
 
 	if (n < 0)
 		return -1;

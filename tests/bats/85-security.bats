@@ -355,6 +355,59 @@ sec_work_empty() {
 	[ "$bad" = 0 ]
 }
 
+# sec_userns_run DIR SUBJECT: inside a user namespace that maps 0-65535
+# to 100000-165535 (lfs-probe userns), mount overlay and SUBJECT, both
+# with userxattr, over DIR/l (DIR/r and DIR/s: m, u, w), run every row
+# on each, dump both mounts and upper layers, in DIR/out
+sec_userns_run() {
+	"$PROBE" userns sh -c '
+		set -e
+		d=$1 subject=$2 attack=$3 probe=$4 o=
+		[ "$subject" = overlay ] || o=,whiteout=chardev
+		mount -t overlay none "$d/r/m" -o "lowerdir=$d/l,upperdir=$d/r/u,workdir=$d/r/w,userxattr"
+		mount -t "$subject" none "$d/s/m" -o "lowerdir=$d/l,upperdir=$d/s/u,workdir=$d/s/w,userxattr$o"
+		for st in r s; do
+			"$attack" run -u "$d/$st/u" "$d/$st/m" all >"$d/out/$st.rows"
+			"$probe" dump -x mtime "$d/$st/m" >"$d/out/$st.mount"
+			"$probe" dump -x mtime,overlay,nlink "$d/$st/u" >"$d/out/$st.upper"
+		done' sh "$1" "$2" "$ATTACK" "$PROBE"
+}
+
+@test "inside a user namespace, mounted by its root over layers of its ids (userxattr), every row gives what overlay gives there, and both leave the same trees" {
+	local u t=$BATS_TEST_TMPDIR rc=0 a b bad=0 st
+	lfs_workdir ext4
+	u=$WORK/userns
+	mkdir -p "$u/l" "$u/out" "$u"/{r,s}/{m,u,w}
+	chmod 755 "$WORK"
+	chown -R 100000:100000 "$u"
+	"$ATTACK" setup -s 100000 "$u/l"
+	"$PROBE" meta "$u/l" >"$t/lower.meta"
+	sec_userns_run "$u" "$SUBJECT"
+	"$ATTACK" expect all >"$t/want"
+	: >"$t/userns-gap"
+	awk -v subject="$SUBJECT" -v nested=0 -v exact=0 -v userns=1 \
+		-v gapfile="$t/userns-gap" \
+		-v stricterfile="$BATS_FILE_TMPDIR/userns-stricter" \
+		-v notes="$t/notes" -f "$BATS_TEST_DIRNAME/sec-compare.awk" \
+		"$t/want" "$u/out/r.rows" "$u/out/s.rows" || rc=$?
+	[ ! -e "$t/notes" ] || cat "$t/notes" >&3
+	[ "$rc" = 0 ]
+	# not every row may differ from the table: the rows ran
+	[ "$(wc -l <"$t/userns-gap")" -lt "$(($(wc -l <"$t/want") / 4))" ]
+	for st in mount upper; do
+		a=$(sec_drop_rows "$(<"$u/out/r.$st")" userns-stricter)
+		b=$(sec_drop_rows "$(<"$u/out/s.$st")" userns-stricter)
+		if [ "$a" != "$b" ]; then
+			echo "--- $st: overlay (-) and $SUBJECT (+) differ"
+			sec_diff overlay "$SUBJECT" "$a" "$b"
+			bad=1
+		fi
+	done
+	"$PROBE" meta "$u/l" >"$t/lower.after"
+	diff -u "$t/lower.meta" "$t/lower.after"
+	[ "$bad" = 0 ]
+}
+
 @test "a user in a user namespace of its own cannot configure a layerfs mount: fsopen gives EPERM before any layer is held (overlay, userns-mountable, takes the mount)" {
 	local d out rc=0
 	lfs_workdir tmpfs

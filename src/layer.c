@@ -484,6 +484,26 @@ static int lfs_check_upper_fs(struct fs_context *fc, const struct lfs_config *cf
 	return 0;
 }
 
+/*
+ * The mounter (current, at fill_super) must be able to make and remove
+ * names in the upper and work directories, checked through the mount
+ * they were given on, before either is marked in use or anything is made
+ * in them: a mount that could not write there would fail later, after
+ * work/ was made, and leave it behind.
+ */
+static int lfs_check_upper_access(struct fs_context *fc, const char *key,
+				  const struct path *dir, const char *name)
+{
+	int err;
+
+	err = inode_permission(mnt_user_ns(dir->mnt), d_inode(dir->dentry),
+			       MAY_WRITE | MAY_EXEC);
+	if (err)
+		lfs_err(fc, "%s \"%s\": the mounter may not write there (%d)",
+			key, name, err);
+	return err;
+}
+
 /**
  * lfs_upper_build - take the upper and work directories
  * @fc: the mount context, whose upper and work paths are consumed
@@ -509,6 +529,11 @@ int lfs_upper_build(struct fs_context *fc, struct lfs_sb *sbi)
 	if (err)
 		return err;
 	err = lfs_check_upper_overlaps(fc, sbi, cfg);
+	if (err)
+		return err;
+	err = lfs_check_upper_access(fc, "upperdir", &cfg->upper, cfg->upper_name);
+	if (!err)
+		err = lfs_check_upper_access(fc, "workdir", &cfg->work, cfg->work_name);
 	if (err)
 		return err;
 

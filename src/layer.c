@@ -161,10 +161,31 @@ void lfs_config_free(struct lfs_config *cfg)
 }
 
 /*
- * The private clone of @mnt, made on first use.  Layers on one mount share
- * a clone, so a 4096-layer image stored on one filesystem costs one clone.
- * The clone is rooted at the mount's root so that every layer's dentry
- * lies inside it.
+ * A private clone of @path's mount, rooted at the mount's root so that
+ * every directory of that mount lies inside it and one clone serves all
+ * the layers on it (*@whole true).  A mount with locked submounts (what a
+ * user namespace inherits: `unshare -Urm` locks every mount below /)
+ * cannot be cloned whole, for the clone would uncover what they hide;
+ * @path's own directory may still be, where no locked mount lies below
+ * it (*@whole false: the clone serves @path alone).
+ */
+static struct vfsmount *lfs_clone_mount(const struct path *path, bool *whole)
+{
+	struct path root = { .mnt = path->mnt, .dentry = path->mnt->mnt_root };
+	struct vfsmount *clone;
+
+	*whole = true;
+	clone = clone_private_mount(&root);
+	if (!IS_ERR(clone) || path->dentry == root.dentry)
+		return clone;
+	*whole = false;
+	return clone_private_mount(path);
+}
+
+/*
+ * The private clone a lower layer is reached through: made on first use,
+ * shared by the layers on one mount (so a 4096-layer image stored on one
+ * filesystem costs one clone) where the mount can be cloned whole.
  */
 static struct vfsmount *lfs_layer_clone(struct fs_context *fc,
 					struct lfs_sb *sbi,
@@ -172,23 +193,24 @@ static struct vfsmount *lfs_layer_clone(struct fs_context *fc,
 					const struct path *path,
 					const char *name)
 {
-	struct path root = { .mnt = path->mnt, .dentry = path->mnt->mnt_root };
 	struct vfsmount *clone;
 	unsigned int i;
+	bool whole;
 
 	for (i = 0; i < sbi->nr_mnts; i++)
 		if (orig[i] == path->mnt)
 			return sbi->mnts[i];
 
-	clone = clone_private_mount(&root);
+	clone = lfs_clone_mount(path, &whole);
 	if (IS_ERR(clone)) {
-		lfs_err(fc, "lower layer \"%s\": cannot clone its mount (%ld)",
+		lfs_err(fc, "lower layer \"%s\": cannot clone its mount or its directory (%ld)",
 			name, PTR_ERR(clone));
 		return clone;
 	}
 	/* lower layers are never written, nor their atimes updated */
 	clone->mnt_flags |= MNT_READONLY | MNT_NOATIME;
-	orig[sbi->nr_mnts] = path->mnt;
+	/* a clone of one directory is not found for another */
+	orig[sbi->nr_mnts] = whole ? path->mnt : NULL;
 	sbi->mnts[sbi->nr_mnts++] = clone;
 	return clone;
 }
@@ -515,8 +537,8 @@ static int lfs_check_upper_access(struct fs_context *fc, const char *key,
 int lfs_upper_build(struct fs_context *fc, struct lfs_sb *sbi)
 {
 	struct lfs_config *cfg = fc->fs_private;
-	struct path root;
 	struct vfsmount *mnt;
+	bool whole;
 	int err;
 
 	if (!cfg->upper.mnt && !cfg->work.mnt)
@@ -550,11 +572,10 @@ int lfs_upper_build(struct fs_context *fc, struct lfs_sb *sbi)
 	}
 	sbi->workdir = dget(cfg->work.dentry);
 
-	root.mnt = cfg->upper.mnt;
-	root.dentry = cfg->upper.mnt->mnt_root;
-	mnt = clone_private_mount(&root);
+	/* workdir is on the same mount: reached through this clone too */
+	mnt = lfs_clone_mount(&cfg->upper, &whole);
 	if (IS_ERR(mnt)) {
-		lfs_err(fc, "upperdir \"%s\": cannot clone its mount (%ld)",
+		lfs_err(fc, "upperdir \"%s\": cannot clone its mount or its directory (%ld)",
 			cfg->upper_name, PTR_ERR(mnt));
 		return PTR_ERR(mnt);
 	}

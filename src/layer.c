@@ -84,6 +84,10 @@ int lfs_config_add_lower(struct fs_context *fc, const char *name)
 	if (cfg->nr_lower >= LFS_MAX_LAYERS)
 		return lfs_inval(fc, "too many lower layers (at most %u)",
 				 LFS_MAX_LAYERS);
+	if (fc->user_ns != &init_user_ns &&
+	    cfg->nr_lower >= LFS_MAX_USERNS_LAYERS)
+		return lfs_inval(fc, "too many lower layers in a user namespace (at most %u)",
+				 LFS_MAX_USERNS_LAYERS);
 	if (cfg->nr_lower == cfg->cap_lower) {
 		err = lfs_config_grow(cfg);
 		if (err)
@@ -304,8 +308,8 @@ int lfs_layers_build(struct fs_context *fc, struct lfs_sb *sbi)
 	struct vfsmount **orig = NULL;
 	int err = -ENOMEM;
 
-	sbi->layers = kvcalloc(n, sizeof(*sbi->layers), GFP_KERNEL);
-	sbi->mnts = kvcalloc(n, sizeof(*sbi->mnts), GFP_KERNEL);
+	sbi->layers = kvcalloc(n, sizeof(*sbi->layers), GFP_KERNEL_ACCOUNT);
+	sbi->mnts = kvcalloc(n, sizeof(*sbi->mnts), GFP_KERNEL_ACCOUNT);
 	orig = kvcalloc(n, sizeof(*orig), GFP_KERNEL);
 	fs = kvcalloc(n + 1, sizeof(*fs), GFP_KERNEL);
 	if (!sbi->layers || !sbi->mnts || !orig || !fs)
@@ -397,7 +401,7 @@ static int lfs_resolve_dir(struct fs_context *fc, const char *key,
 	if (!buf)
 		goto out_put;
 	p = d_path(path, buf, PATH_MAX);
-	*abs = IS_ERR(p) ? NULL : kstrdup(p, GFP_KERNEL);
+	*abs = IS_ERR(p) ? NULL : kstrdup(p, GFP_KERNEL_ACCOUNT);
 	kfree(buf);
 	if (IS_ERR(p)) {
 		err = PTR_ERR(p);

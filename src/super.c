@@ -244,9 +244,16 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 	return 0;
 }
 
-/* The options together, once all are known: conflicts and defaults. */
+/*
+ * The options together, once all are known: conflicts and defaults.  In
+ * a user namespace userxattr is in effect whether given or not: the
+ * mounter cannot write trusted.* xattrs, and must not have layerfs trust
+ * markers it wrote as user.* (docs/security.md, "Who may mount").
+ */
 static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 {
+	if (fc->user_ns != &init_user_ns)
+		cfg->given |= BIT(LFS_OPT_USERXATTR);
 	if (cfg->given & BIT(LFS_OPT_USERXATTR))
 		return lfs_config_userxattr(fc, cfg);
 	if ((cfg->given & BIT(LFS_OPT_INDEX)) && !cfg->index)
@@ -754,7 +761,7 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return lfs_inval(fc, "at least one lowerdir is needed");
 
 	err = -ENOMEM;
-	sbi = kzalloc(sizeof(*sbi), GFP_KERNEL);
+	sbi = kzalloc(sizeof(*sbi), GFP_KERNEL_ACCOUNT);
 	if (!sbi)
 		goto out;
 	sb->s_fs_info = sbi;

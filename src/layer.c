@@ -12,7 +12,6 @@
 #include <linux/namei.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
-#include <linux/hash.h>
 #include <linux/log2.h>
 #include "layerfs.h"
 
@@ -231,41 +230,17 @@ static unsigned int lfs_layer_fsid(struct super_block **fs, unsigned int *nr_fs,
 	return (*nr_fs)++;
 }
 
-/* A set of layer root dentries, open addressing, for the overlap check. */
-struct lfs_rootset {
-	struct dentry **slot;
-	unsigned int mask;
-};
-
-static struct dentry **lfs_rootset_find(struct lfs_rootset *set,
-					const struct dentry *d)
-{
-	unsigned int i = hash_ptr(d, 32) & set->mask;
-
-	while (set->slot[i] && set->slot[i] != d)
-		i = (i + 1) & set->mask;
-	return &set->slot[i];
-}
-
 /*
  * No layer may lie inside another (ELOOP): each layer's ancestors, up to
- * the root of its filesystem, must not be layers.  The same directory
- * given twice is not an overlap; it only repeats itself in the stack.
- * Submounts never matter: a private clone carries no submounts.
+ * the root of its filesystem, must not be layers (the traps hold the
+ * layers' roots, and nothing else yet).  The same directory given twice
+ * is not an overlap; it only repeats itself in the stack.  Submounts
+ * never matter: a private clone carries no submounts.
  */
 static int lfs_check_overlaps(struct fs_context *fc, struct lfs_sb *sbi)
 {
-	struct lfs_rootset set;
-	unsigned int i, size;
+	unsigned int i;
 	int err = 0;
-
-	size = roundup_pow_of_two(2 * sbi->nr_layers);
-	set.slot = kvcalloc(size, sizeof(*set.slot), GFP_KERNEL);
-	if (!set.slot)
-		return -ENOMEM;
-	set.mask = size - 1;
-	for (i = 0; i < sbi->nr_layers; i++)
-		*lfs_rootset_find(&set, sbi->layers[i].root) = sbi->layers[i].root;
 
 	for (i = 0; i < sbi->nr_layers && !err; i++) {
 		struct dentry *d = dget(sbi->layers[i].root);
@@ -275,10 +250,10 @@ static int lfs_check_overlaps(struct fs_context *fc, struct lfs_sb *sbi)
 
 			dput(d);
 			d = parent;
-			if (*lfs_rootset_find(&set, d)) {
+			if (lfs_ptrset_has(&sbi->traps, d_inode(d))) {
 				unsigned int j;
 
-				for (j = 0; sbi->layers[j].root != d; j++)
+				for (j = 0; d_inode(sbi->layers[j].root) != d_inode(d); j++)
 					;
 				lfs_err(fc, "lower layer \"%s\" is inside lower layer \"%s\"",
 					sbi->layers[i].name, sbi->layers[j].name);
@@ -288,7 +263,6 @@ static int lfs_check_overlaps(struct fs_context *fc, struct lfs_sb *sbi)
 		}
 		dput(d);
 	}
-	kvfree(set.slot);
 	return err;
 }
 
@@ -314,6 +288,9 @@ int lfs_layers_build(struct fs_context *fc, struct lfs_sb *sbi)
 	fs = kvcalloc(n + 1, sizeof(*fs), GFP_KERNEL);
 	if (!sbi->layers || !sbi->mnts || !orig || !fs)
 		goto out;
+	err = lfs_ptrset_init(&sbi->traps, n + LFS_NR_UPPER_TRAPS);
+	if (err)
+		goto out;
 	/* the upper filesystem is index 0: new objects keep their numbers */
 	if (cfg->upper.mnt)
 		lfs_layer_fsid(fs, &sbi->nr_fsid, cfg->upper.dentry->d_sb);
@@ -330,6 +307,7 @@ int lfs_layers_build(struct fs_context *fc, struct lfs_sb *sbi)
 		}
 		layer->mnt = mnt;
 		layer->root = dget(path->dentry);
+		lfs_ptrset_add(&sbi->traps, d_inode(layer->root));
 		layer->idx = i;
 		layer->fsid = lfs_layer_fsid(fs, &sbi->nr_fsid, path->dentry->d_sb);
 		/* the name moves from the config to the layer */
@@ -365,6 +343,7 @@ void lfs_layers_free(struct lfs_sb *sbi)
 		kern_unmount_array(sbi->mnts, sbi->nr_mnts);
 	kvfree(sbi->layers);
 	kvfree(sbi->mnts);
+	lfs_ptrset_free(&sbi->traps);
 	sbi->layers = NULL;
 	sbi->mnts = NULL;
 	sbi->nr_layers = 0;
@@ -530,6 +509,23 @@ static int lfs_check_upper_access(struct fs_context *fc, const char *key,
 	return err;
 }
 
+/*
+ * The upper root and the work directories join the traps (struct
+ * lfs_sb): the mounter may move any of them into a layer it owns, and
+ * the upper root into the upper layer itself.
+ */
+static void lfs_upper_traps(struct lfs_sb *sbi)
+{
+	struct dentry *dirs[LFS_NR_UPPER_TRAPS] = {
+		sbi->upper->root, sbi->workdir, sbi->work, sbi->index,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (dirs[i])
+			lfs_ptrset_add(&sbi->traps, d_inode(dirs[i]));
+}
+
 /**
  * lfs_upper_build - take the upper and work directories
  * @fc: the mount context, whose upper and work paths are consumed
@@ -592,7 +588,11 @@ int lfs_upper_build(struct fs_context *fc, struct lfs_sb *sbi)
 	cfg->work_name = NULL;
 	sbi->upper = &sbi->upper_layer;
 
-	return lfs_work_prepare(fc, sbi);
+	err = lfs_work_prepare(fc, sbi);
+	if (err)
+		return err;
+	lfs_upper_traps(sbi);
+	return 0;
 }
 
 void lfs_upper_free(struct lfs_sb *sbi)

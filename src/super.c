@@ -948,6 +948,8 @@ static int lfs_init_fs_context(struct fs_context *fc)
 static struct file_system_type lfs_fs_type = {
 	.owner			= THIS_MODULE,
 	.name			= LFS_FSTYPE,
+	/* the rules there: docs/security.md, "Mounting in a user namespace" */
+	.fs_flags		= FS_USERNS_MOUNT,
 	.init_fs_context	= lfs_init_fs_context,
 	.parameters		= lfs_param_spec,
 	.kill_sb		= kill_anon_super,

@@ -12,7 +12,6 @@
 #include <linux/namei.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
-#include <linux/hash.h>
 #include <linux/log2.h>
 #include "layerfs.h"
 
@@ -163,6 +162,10 @@ int lfs_config_add_lower(struct fs_context *fc, const struct lfs_dir_arg *dir)
 	if (cfg->nr_lower >= LFS_MAX_LAYERS)
 		return lfs_inval(fc, "too many lower layers (at most %u)",
 				 LFS_MAX_LAYERS);
+	if (fc->user_ns != &init_user_ns &&
+	    cfg->nr_lower >= LFS_MAX_USERNS_LAYERS)
+		return lfs_inval(fc, "too many lower layers in a user namespace (at most %u)",
+				 LFS_MAX_USERNS_LAYERS);
 	if (cfg->nr_lower == cfg->cap_lower) {
 		err = lfs_config_grow(cfg);
 		if (err)
@@ -204,10 +207,31 @@ void lfs_config_free(struct lfs_config *cfg)
 }
 
 /*
- * The private clone of @mnt, made on first use.  Layers on one mount share
- * a clone, so a 4096-layer image stored on one filesystem costs one clone.
- * The clone is rooted at the mount's root so that every layer's dentry
- * lies inside it.
+ * A private clone of @path's mount, rooted at the mount's root so that
+ * every directory of that mount lies inside it and one clone serves all
+ * the layers on it (*@whole true).  A mount with locked submounts (what a
+ * user namespace inherits: `unshare -Urm` locks every mount below /)
+ * cannot be cloned whole, for the clone would uncover what they hide;
+ * @path's own directory may still be, where no locked mount lies below
+ * it (*@whole false: the clone serves @path alone).
+ */
+static struct vfsmount *lfs_clone_mount(const struct path *path, bool *whole)
+{
+	struct path root = { .mnt = path->mnt, .dentry = path->mnt->mnt_root };
+	struct vfsmount *clone;
+
+	*whole = true;
+	clone = clone_private_mount(&root);
+	if (!IS_ERR(clone) || path->dentry == root.dentry)
+		return clone;
+	*whole = false;
+	return clone_private_mount(path);
+}
+
+/*
+ * The private clone a lower layer is reached through: made on first use,
+ * shared by the layers on one mount (so a 4096-layer image stored on one
+ * filesystem costs one clone) where the mount can be cloned whole.
  */
 static struct vfsmount *lfs_layer_clone(struct fs_context *fc,
 					struct lfs_sb *sbi,
@@ -215,23 +239,24 @@ static struct vfsmount *lfs_layer_clone(struct fs_context *fc,
 					const struct path *path,
 					const char *name)
 {
-	struct path root = { .mnt = path->mnt, .dentry = path->mnt->mnt_root };
 	struct vfsmount *clone;
 	unsigned int i;
+	bool whole;
 
 	for (i = 0; i < sbi->nr_mnts; i++)
 		if (orig[i] == path->mnt)
 			return sbi->mnts[i];
 
-	clone = clone_private_mount(&root);
+	clone = lfs_clone_mount(path, &whole);
 	if (IS_ERR(clone)) {
-		lfs_err(fc, "lower layer \"%s\": cannot clone its mount (%ld)",
+		lfs_err(fc, "lower layer \"%s\": cannot clone its mount or its directory (%ld)",
 			name, PTR_ERR(clone));
 		return clone;
 	}
 	/* lower layers are never written, nor their atimes updated */
 	clone->mnt_flags |= MNT_READONLY | MNT_NOATIME;
-	orig[sbi->nr_mnts] = path->mnt;
+	/* a clone of one directory is not found for another */
+	orig[sbi->nr_mnts] = whole ? path->mnt : NULL;
 	sbi->mnts[sbi->nr_mnts++] = clone;
 	return clone;
 }
@@ -248,41 +273,17 @@ static unsigned int lfs_layer_fsid(struct super_block **fs, unsigned int *nr_fs,
 	return (*nr_fs)++;
 }
 
-/* A set of layer root dentries, open addressing, for the overlap check. */
-struct lfs_rootset {
-	struct dentry **slot;
-	unsigned int mask;
-};
-
-static struct dentry **lfs_rootset_find(struct lfs_rootset *set,
-					const struct dentry *d)
-{
-	unsigned int i = hash_ptr(d, 32) & set->mask;
-
-	while (set->slot[i] && set->slot[i] != d)
-		i = (i + 1) & set->mask;
-	return &set->slot[i];
-}
-
 /*
  * No layer may lie inside another (ELOOP): each layer's ancestors, up to
- * the root of its filesystem, must not be layers.  The same directory
- * given twice is not an overlap; it only repeats itself in the stack.
- * Submounts never matter: a private clone carries no submounts.
+ * the root of its filesystem, must not be layers (the traps hold the
+ * layers' roots, and nothing else yet).  The same directory given twice
+ * is not an overlap; it only repeats itself in the stack.  Submounts
+ * never matter: a private clone carries no submounts.
  */
 static int lfs_check_overlaps(struct fs_context *fc, struct lfs_sb *sbi)
 {
-	struct lfs_rootset set;
-	unsigned int i, size;
+	unsigned int i;
 	int err = 0;
-
-	size = roundup_pow_of_two(2 * sbi->nr_layers);
-	set.slot = kvcalloc(size, sizeof(*set.slot), GFP_KERNEL);
-	if (!set.slot)
-		return -ENOMEM;
-	set.mask = size - 1;
-	for (i = 0; i < sbi->nr_layers; i++)
-		*lfs_rootset_find(&set, sbi->layers[i].root) = sbi->layers[i].root;
 
 	for (i = 0; i < sbi->nr_layers && !err; i++) {
 		struct dentry *d = dget(sbi->layers[i].root);
@@ -292,10 +293,10 @@ static int lfs_check_overlaps(struct fs_context *fc, struct lfs_sb *sbi)
 
 			dput(d);
 			d = parent;
-			if (*lfs_rootset_find(&set, d)) {
+			if (lfs_ptrset_has(&sbi->traps, d_inode(d))) {
 				unsigned int j;
 
-				for (j = 0; sbi->layers[j].root != d; j++)
+				for (j = 0; d_inode(sbi->layers[j].root) != d_inode(d); j++)
 					;
 				lfs_err(fc, "lower layer \"%s\" is inside lower layer \"%s\"",
 					sbi->layers[i].name, sbi->layers[j].name);
@@ -305,7 +306,6 @@ static int lfs_check_overlaps(struct fs_context *fc, struct lfs_sb *sbi)
 		}
 		dput(d);
 	}
-	kvfree(set.slot);
 	return err;
 }
 
@@ -325,11 +325,14 @@ int lfs_layers_build(struct fs_context *fc, struct lfs_sb *sbi)
 	struct vfsmount **orig = NULL;
 	int err = -ENOMEM;
 
-	sbi->layers = kvcalloc(n, sizeof(*sbi->layers), GFP_KERNEL);
-	sbi->mnts = kvcalloc(n, sizeof(*sbi->mnts), GFP_KERNEL);
+	sbi->layers = kvcalloc(n, sizeof(*sbi->layers), GFP_KERNEL_ACCOUNT);
+	sbi->mnts = kvcalloc(n, sizeof(*sbi->mnts), GFP_KERNEL_ACCOUNT);
 	orig = kvcalloc(n, sizeof(*orig), GFP_KERNEL);
 	fs = kvcalloc(n + 1, sizeof(*fs), GFP_KERNEL);
 	if (!sbi->layers || !sbi->mnts || !orig || !fs)
+		goto out;
+	err = lfs_ptrset_init(&sbi->traps, n + LFS_NR_UPPER_TRAPS);
+	if (err)
 		goto out;
 	/* the upper filesystem is index 0: new objects keep their numbers */
 	if (cfg->upper.mnt)
@@ -347,6 +350,7 @@ int lfs_layers_build(struct fs_context *fc, struct lfs_sb *sbi)
 		}
 		layer->mnt = mnt;
 		layer->root = dget(path->dentry);
+		lfs_ptrset_add(&sbi->traps, d_inode(layer->root));
 		layer->idx = i;
 		layer->fsid = lfs_layer_fsid(fs, &sbi->nr_fsid, path->dentry->d_sb);
 		/* the name moves from the config to the layer */
@@ -382,6 +386,7 @@ void lfs_layers_free(struct lfs_sb *sbi)
 		kern_unmount_array(sbi->mnts, sbi->nr_mnts);
 	kvfree(sbi->layers);
 	kvfree(sbi->mnts);
+	lfs_ptrset_free(&sbi->traps);
 	sbi->layers = NULL;
 	sbi->mnts = NULL;
 	sbi->nr_layers = 0;
@@ -481,6 +486,43 @@ static int lfs_check_upper_fs(struct fs_context *fc, const struct lfs_config *cf
 	return 0;
 }
 
+/*
+ * The mounter (current, at fill_super) must be able to make and remove
+ * names in the upper and work directories, checked through the mount
+ * they were given on, before either is marked in use or anything is made
+ * in them: a mount that could not write there would fail later, after
+ * work/ was made, and leave it behind.
+ */
+static int lfs_check_upper_access(struct fs_context *fc, const char *key,
+				  const struct path *dir, const char *name)
+{
+	int err;
+
+	err = inode_permission(mnt_user_ns(dir->mnt), d_inode(dir->dentry),
+			       MAY_WRITE | MAY_EXEC);
+	if (err)
+		lfs_err(fc, "%s \"%s\": the mounter may not write there (%d)",
+			key, name, err);
+	return err;
+}
+
+/*
+ * The upper root and the work directories join the traps (struct
+ * lfs_sb): the mounter may move any of them into a layer it owns, and
+ * the upper root into the upper layer itself.
+ */
+static void lfs_upper_traps(struct lfs_sb *sbi)
+{
+	struct dentry *dirs[LFS_NR_UPPER_TRAPS] = {
+		sbi->upper->root, sbi->workdir, sbi->work, sbi->index,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (dirs[i])
+			lfs_ptrset_add(&sbi->traps, d_inode(dirs[i]));
+}
+
 /**
  * lfs_upper_build - take the upper and work directories
  * @fc: the mount context, whose upper and work paths are consumed
@@ -492,8 +534,8 @@ static int lfs_check_upper_fs(struct fs_context *fc, const struct lfs_config *cf
 int lfs_upper_build(struct fs_context *fc, struct lfs_sb *sbi)
 {
 	struct lfs_config *cfg = fc->fs_private;
-	struct path root;
 	struct vfsmount *mnt;
+	bool whole;
 	int err;
 
 	if (!cfg->upper.mnt && !cfg->work.mnt)
@@ -506,6 +548,11 @@ int lfs_upper_build(struct fs_context *fc, struct lfs_sb *sbi)
 	if (err)
 		return err;
 	err = lfs_check_upper_overlaps(fc, sbi, cfg);
+	if (err)
+		return err;
+	err = lfs_check_upper_access(fc, "upperdir", &cfg->upper, cfg->upper_name);
+	if (!err)
+		err = lfs_check_upper_access(fc, "workdir", &cfg->work, cfg->work_name);
 	if (err)
 		return err;
 
@@ -522,11 +569,10 @@ int lfs_upper_build(struct fs_context *fc, struct lfs_sb *sbi)
 	}
 	sbi->workdir = dget(cfg->work.dentry);
 
-	root.mnt = cfg->upper.mnt;
-	root.dentry = cfg->upper.mnt->mnt_root;
-	mnt = clone_private_mount(&root);
+	/* workdir is on the same mount: reached through this clone too */
+	mnt = lfs_clone_mount(&cfg->upper, &whole);
 	if (IS_ERR(mnt)) {
-		lfs_err(fc, "upperdir \"%s\": cannot clone its mount (%ld)",
+		lfs_err(fc, "upperdir \"%s\": cannot clone its mount or its directory (%ld)",
 			cfg->upper_name, PTR_ERR(mnt));
 		return PTR_ERR(mnt);
 	}
@@ -539,7 +585,11 @@ int lfs_upper_build(struct fs_context *fc, struct lfs_sb *sbi)
 	cfg->work_name = NULL;
 	sbi->upper = &sbi->upper_layer;
 
-	return lfs_work_prepare(fc, sbi);
+	err = lfs_work_prepare(fc, sbi);
+	if (err)
+		return err;
+	lfs_upper_traps(sbi);
+	return 0;
 }
 
 void lfs_upper_free(struct lfs_sb *sbi)

@@ -98,6 +98,15 @@ struct lfs_layer {
 	char *name;			/* absolute path given at mount, for messages */
 };
 
+/* A set of pointers (lfs_ptrset_*() in util.c) */
+struct lfs_ptrset {
+	const void **slot;		/* a power of two of them; NULL: free */
+	unsigned int mask;		/* number of slots - 1 */
+};
+
+/* traps the upper layer adds: its root, workdir=, work/, index/ */
+#define LFS_NR_UPPER_TRAPS	4
+
 /* Mount configuration collected by the fs_context before fill_super. */
 struct lfs_config {
 	struct path upper;		/* upperdir=, resolved; mnt NULL if absent */
@@ -133,6 +142,12 @@ struct lfs_sb {
 	unsigned int nr_mnts;		/* number of distinct clones */
 	unsigned int nr_fsid;		/* distinct filesystems under the layers */
 	unsigned int xino_shift;	/* st_ino = real ino | fsid << xino_shift */
+	/*
+	 * The inodes of every layer's root, the upper root and the work
+	 * directories: a real lookup that lands on one fails (ELOOP,
+	 * lfs_is_trap()).  Filled at mount, then only read.
+	 */
+	struct lfs_ptrset traps;
 	const struct cred *creator_cred; /* the mounter's credentials */
 	/*
 	 * @creator_cred with CAP_SYS_RESOURCE, for what needs it of both the
@@ -581,5 +596,9 @@ int lfs_get_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 		   struct dentry *real, enum lfs_xattr xa, void *buf,
 		   size_t size);
 int lfs_sync_status(const struct lfs_sb *sbi);
+int lfs_ptrset_init(struct lfs_ptrset *set, unsigned int nr);
+void lfs_ptrset_add(struct lfs_ptrset *set, const void *p);
+bool lfs_ptrset_has(const struct lfs_ptrset *set, const void *p);
+void lfs_ptrset_free(struct lfs_ptrset *set);
 
 #endif /* _LAYERFS_H */

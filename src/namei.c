@@ -264,13 +264,31 @@ static int lfs_parts_add(struct lfs_parts *p, struct dentry *real,
 }
 
 /*
+ * Is @real, found in @layer, a trap (struct lfs_sb): the root of a layer,
+ * the upper root or a work directory, moved where a lookup meets it (the
+ * mounter may own all of them)?  Reached through the mount, it would let
+ * the mount loop into itself or show work/.
+ */
+static bool lfs_is_trap(const struct lfs_sb *sbi,
+			const struct lfs_layer *layer, struct dentry *real)
+{
+	if (!d_is_dir(real) || !lfs_ptrset_has(&sbi->traps, d_inode(real)))
+		return false;
+	pr_warn_ratelimited("layer \"%s\": %pd2 is the root of a layer or a work directory: refused (ELOOP)\n",
+			    layer->name, real);
+	return true;
+}
+
+/*
  * One instance of the parent during a walk: the object named @name there
  * (*@realp, NULL if none), and whether its aufs whiteout @wh is there too
  * (only looked for when it can matter: beside nothing or a directory).
- * @holds says what the name index knows the instance holds.
+ * @holds says what the name index knows the instance holds.  Every real
+ * object a walk finds is found here, so the traps are checked here.
  * Return: 1 if the whiteout is there, 0 if not, or -errno.
  */
-static int lfs_walk_instance(const struct lfs_ni_cursor *c,
+static int lfs_walk_instance(const struct lfs_sb *sbi,
+			     const struct lfs_ni_cursor *c,
 			     const struct lfs_real *parent,
 			     const struct qstr *name, const struct qstr *wh,
 			     struct dentry **realp)
@@ -283,6 +301,10 @@ static int lfs_walk_instance(const struct lfs_ni_cursor *c,
 		real = lfs_lookup_layer(parent, name);
 		if (IS_ERR(real))
 			return PTR_ERR(real);
+		if (real && lfs_is_trap(sbi, parent->layer, real)) {
+			dput(real);
+			return -ELOOP;
+		}
 	}
 	if (wh->len && (holds & LFS_NI_WH) && (!real || d_is_dir(real))) {
 		/* the index read the layer, which does not change */
@@ -517,7 +539,7 @@ static int lfs_walk_path_step(struct lfs_lwalk *w, const struct lfs_ni_cursor *c
 
 	hidden = lfs_walk_wh_name(sbi, name, &wh);
 	if (!hidden)
-		hidden = lfs_walk_instance(c, at, name, &wh, &real);
+		hidden = lfs_walk_instance(sbi, c, at, name, &wh, &real);
 	kfree(wh.name);
 	if (hidden < 0)
 		return hidden;
@@ -621,7 +643,8 @@ static int lfs_lwalk_layer(struct lfs_lwalk *w, const struct lfs_real *inst,
 		*held = at->dentry;
 	}
 	last = lfs_lwalk_last(w);
-	return lfs_walk_instance(at->dentry == inst->dentry ? &w->c : &all, at,
+	return lfs_walk_instance(LFS_SB(w->sb),
+				 at->dentry == inst->dentry ? &w->c : &all, at,
 				 &last, &w->wh, realp);
 }
 
@@ -743,7 +766,7 @@ static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 			.layer = sbi->upper,
 		};
 
-		hidden = lfs_walk_instance(&all, &parent, name, wh, &upper);
+		hidden = lfs_walk_instance(sbi, &all, &parent, name, wh, &upper);
 		if (hidden < 0)
 			return hidden;
 	}
@@ -797,7 +820,7 @@ int lfs_lower_positive(struct dentry *dentry)
 		const struct lfs_real *parent = &pe->real[i];
 		struct dentry *real;
 
-		hidden = lfs_walk_instance(&c, parent, &dentry->d_name, &wh, &real);
+		hidden = lfs_walk_instance(sbi, &c, parent, &dentry->d_name, &wh, &real);
 		if (hidden < 0) {
 			positive = hidden;
 			break;

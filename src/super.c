@@ -246,9 +246,16 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 	return 0;
 }
 
-/* The options together, once all are known: conflicts and defaults. */
+/*
+ * The options together, once all are known: conflicts and defaults.  In
+ * a user namespace userxattr is in effect whether given or not: the
+ * mounter cannot write trusted.* xattrs, and must not have layerfs trust
+ * markers it wrote as user.* (docs/security.md, "Who may mount").
+ */
 static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 {
+	if (fc->user_ns != &init_user_ns)
+		cfg->given |= BIT(LFS_OPT_USERXATTR);
 	if (cfg->given & BIT(LFS_OPT_USERXATTR))
 		return lfs_config_userxattr(fc, cfg);
 	if ((cfg->given & BIT(LFS_OPT_INDEX)) && !cfg->index)
@@ -782,7 +789,7 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return lfs_inval(fc, "at least one lowerdir is needed");
 
 	err = -ENOMEM;
-	sbi = kzalloc(sizeof(*sbi), GFP_KERNEL);
+	sbi = kzalloc(sizeof(*sbi), GFP_KERNEL_ACCOUNT);
 	if (!sbi)
 		goto out;
 	sb->s_fs_info = sbi;
@@ -851,10 +858,23 @@ out:
 	return err;
 }
 
+/*
+ * fill_super takes the mounter's credentials from current (the caller of
+ * mount(2) or of fsconfig(FSCONFIG_CMD_CREATE)), and the superblock
+ * belongs to the context's user namespace, which fsopen()'s caller was
+ * checked over.  A context handed to a process of another namespace
+ * would join the two: a superblock of one namespace acting with
+ * credentials checked in none.  The process that creates the mount must
+ * be in the context's namespace.
+ */
 static int lfs_get_tree(struct fs_context *fc)
 {
 	int err;
 
+	if (current_user_ns() != fc->user_ns) {
+		lfs_err(fc, "the mount must be created in the user namespace that opened its context");
+		return -EPERM;
+	}
 	err = lfs_config_check(fc, fc->fs_private);
 	if (err)
 		return err;
@@ -919,6 +939,19 @@ static const struct fs_context_operations lfs_context_ops = {
 	.free			= lfs_free_fc,
 };
 
+/*
+ * The VFS's own check (mount_capable(), which is not exported):
+ * CAP_SYS_ADMIN over the user namespace the mount will belong to, the
+ * caller's, once the type allows mounts there (FS_USERNS_MOUNT); in the
+ * initial namespace before.
+ */
+static bool lfs_may_mount(struct fs_context *fc)
+{
+	if (!(fc->fs_type->fs_flags & FS_USERNS_MOUNT))
+		return capable(CAP_SYS_ADMIN);
+	return ns_capable(fc->user_ns, CAP_SYS_ADMIN);
+}
+
 static int lfs_init_fs_context(struct fs_context *fc)
 {
 	struct lfs_config *cfg;
@@ -930,7 +963,7 @@ static int lfs_init_fs_context(struct fs_context *fc)
 	 * user with a user namespace could pin layers and kernel memory
 	 * through fsopen("layerfs").
 	 */
-	if (fc->purpose == FS_CONTEXT_FOR_MOUNT && !capable(CAP_SYS_ADMIN))
+	if (fc->purpose == FS_CONTEXT_FOR_MOUNT && !lfs_may_mount(fc))
 		return -EPERM;
 	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL_ACCOUNT);
 	if (!cfg)
@@ -943,6 +976,8 @@ static int lfs_init_fs_context(struct fs_context *fc)
 static struct file_system_type lfs_fs_type = {
 	.owner			= THIS_MODULE,
 	.name			= LFS_FSTYPE,
+	/* the rules there: docs/security.md, "Mounting in a user namespace" */
+	.fs_flags		= FS_USERNS_MOUNT,
 	.init_fs_context	= lfs_init_fs_context,
 	.parameters		= lfs_param_spec,
 	.kill_sb		= kill_anon_super,

@@ -2,6 +2,8 @@
 /*
  * layerfs: small helpers shared by several files.
  */
+#include <linux/hash.h>
+#include <linux/log2.h>
 #include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/xattr.h>
@@ -252,4 +254,66 @@ int lfs_sync_status(const struct lfs_sb *sbi)
 		return 1;
 	return errseq_check(&sbi->upper->mnt->mnt_sb->s_wb_err,
 			    sbi->upper_wb_err);
+}
+
+/**
+ * lfs_ptrset_init - an empty set with room for @nr pointers
+ * @set: the set
+ * @nr: how many pointers it will hold, at least 1
+ *
+ * Open addressing, at most half full, charged to the caller's memory
+ * cgroup (a mount's sets live as long as it does).
+ * Return: 0 or -ENOMEM.
+ */
+int lfs_ptrset_init(struct lfs_ptrset *set, unsigned int nr)
+{
+	unsigned int size = roundup_pow_of_two(2 * max(nr, 1U));
+
+	set->slot = kvcalloc(size, sizeof(*set->slot), GFP_KERNEL_ACCOUNT);
+	if (!set->slot)
+		return -ENOMEM;
+	set->mask = size - 1;
+	return 0;
+}
+
+/* @p's slot in @set: the one that holds it, or the free one it would take */
+static const void **lfs_ptrset_slot(const struct lfs_ptrset *set,
+				    const void *p)
+{
+	unsigned int i = hash_ptr(p, 32) & set->mask;
+
+	while (set->slot[i] && set->slot[i] != p)
+		i = (i + 1) & set->mask;
+	return &set->slot[i];
+}
+
+/**
+ * lfs_ptrset_add - put @p in @set (once, however often it is added)
+ * @set: the set, with room left (lfs_ptrset_init())
+ * @p: the pointer, not NULL
+ */
+void lfs_ptrset_add(struct lfs_ptrset *set, const void *p)
+{
+	*lfs_ptrset_slot(set, p) = p;
+}
+
+/**
+ * lfs_ptrset_has - is @p in @set?
+ * @set: the set (one never initialised holds nothing)
+ * @p: the pointer
+ */
+bool lfs_ptrset_has(const struct lfs_ptrset *set, const void *p)
+{
+	return set->slot && *lfs_ptrset_slot(set, p);
+}
+
+/**
+ * lfs_ptrset_free - free @set's room; it holds nothing after
+ * @set: the set
+ */
+void lfs_ptrset_free(struct lfs_ptrset *set)
+{
+	kvfree(set->slot);
+	set->slot = NULL;
+	set->mask = 0;
 }

@@ -53,6 +53,13 @@
  *                                in DIR; one result line each (see cmd_ops())
  *   lfs-probe race N FILE        N processes open FILE for write at once and
  *                                each writes one byte at offset i
+ *   lfs-probe handoff TYPE LOWERDIR
+ *                                a child in a user namespace of its own
+ *                                opens a mount context of TYPE and gives
+ *                                it lowerdir=LOWERDIR; this process, in
+ *                                its own namespace, takes the context
+ *                                (pidfd_getfd) and creates the mount:
+ *                                prints "create: ok" or "create: ERRNO"
  *   lfs-probe linkup FILE...     LFS_IOC_LINK_UP on each FILE, opened for
  *                                reading: "FILE: 0", "FILE: 1" or the errno
  *   lfs-probe linkupat DIR NAME...
@@ -96,6 +103,7 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
 #include "uapi/layerfs.h"
@@ -2689,6 +2697,65 @@ static int cmd_mount2(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * The child of cmd_handoff(): a mount context of @type made in a user
+ * namespace of its own; its number goes to @tell, then it waits on @hold
+ * while the parent takes it.
+ */
+static int handoff_child(const char *type, const char *lower, int tell,
+			 int hold)
+{
+	char c;
+	int fd;
+
+	if (unshare(CLONE_NEWUSER)) {
+		perror("lfs-probe: handoff: unshare");
+		return 1;
+	}
+	fd = fsopen(type, 0);
+	if (fd < 0 ||
+	    fsconfig(fd, FSCONFIG_SET_STRING, "lowerdir", lower, 0)) {
+		printf("configure: %s\n", strerrorname_np(errno));
+		return 1;
+	}
+	if (write(tell, &fd, sizeof(fd)) != sizeof(fd) ||
+	    read(hold, &c, 1) != 1)
+		return 1;
+	return 0;
+}
+
+static int cmd_handoff(int argc, char **argv)
+{
+	int tell[2], hold[2], pidfd, fd = -1, ret = 1;
+	pid_t pid;
+
+	if (argc != 2 || pipe(tell) || pipe(hold))
+		return 2;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return 2;
+	if (!pid)
+		_exit(handoff_child(argv[0], argv[1], tell[1], hold[0]));
+	close(tell[1]);
+	close(hold[0]);
+	if (read(tell[0], &fd, sizeof(fd)) == sizeof(fd)) {
+		pidfd = syscall(SYS_pidfd_open, pid, 0);
+		fd = pidfd < 0 ? -1 : syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+		if (fd < 0) {
+			perror("lfs-probe: handoff: pidfd_getfd");
+		} else {
+			report("create", fsconfig(fd, FSCONFIG_CMD_CREATE,
+						  NULL, NULL, 0));
+			close(fd);
+			ret = 0;
+		}
+	}
+	close(hold[1]);
+	waitpid(pid, NULL, 0);
+	return ret;
+}
+
 static int cmd_linkup(int argc, char **argv)
 {
 	int i, fd, ret;
@@ -2960,6 +3027,8 @@ int main(int argc, char **argv)
 		return cmd_race(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "idmap"))
 		return cmd_idmap(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "handoff"))
+		return cmd_handoff(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "linkup"))
 		return cmd_linkup(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "linkupat"))

@@ -193,5 +193,10 @@ struct lfs_link_up_at {
 
 /* the most lower layers one mount may stack */
 #define LFS_MAX_LAYERS			4096
+/*
+ * ... in a user namespace, as overlay allows there: each layer pins a
+ * mount clone and kernel memory that an unprivileged user controls
+ */
+#define LFS_MAX_USERNS_LAYERS		500
 
 #endif /* _UAPI_LAYERFS_H */

@@ -41,7 +41,8 @@
  *     upper: -                    or this when the row left nothing there
  *
  * PATH is relative to the row's directory ("." for itself).  Every xattr
- * is printed but trusted.overlay.* (the markers of both filesystems);
+ * is printed but trusted.overlay.* and user.overlay.* (the markers of
+ * both filesystems, the second with userxattr);
  * POSIX ACLs as text, values that are not plain text in hex.  mt= is
  * "now" for a time set by the calls, else the seconds.  A regular file's
  * link count is printed, a whiteout's is not (overlay shares one inode
@@ -1476,7 +1477,8 @@ static void state_xattrs(const char *path, struct lfs_buf *b)
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		if (!strncmp(names[i], "trusted.overlay.", 16))
+		if (!strncmp(names[i], "trusted.overlay.", 16) ||
+		    !strncmp(names[i], "user.overlay.", 13))
 			continue;
 		buf_add(b, " %s=", names[i]);
 		len = lgetxattr(path, names[i], v, sizeof(v));

@@ -852,8 +852,9 @@ static int cmd_mktree(int argc, char **argv)
  *   dirs     nlink, size (ds=) and blocks of directories (see above)
  *   blocks   st_blocks: filesystem specific (tmpfs and ext4 differ), and
  *            on ext4 an xattr that does not fit the inode takes a block
- *   overlay  trusted.overlay.* xattrs: a raw upper layer holds them, the
- *            mount hides them
+ *   overlay  trusted.overlay.* and user.overlay.* xattrs (the markers,
+ *            the second with userxattr): a raw upper layer holds them,
+ *            the mount hides them
  *   nlink    nl= and hl= of non-directories: a lower file keeps its link
  *            count where a link of it is hidden
  * -p: -x mtime,dirs,blocks, for a tree made on its own (expect_tree's
@@ -987,7 +988,8 @@ static void put_xattrs(FILE *m, const char *path, unsigned int excl)
 	sorted = xrealloc(NULL, (len + 1) * sizeof(*sorted));
 	for (i = 0; i < len; i += strlen(names + i) + 1) {
 		if ((excl & DX_OVERLAY) &&
-		    !strncmp(names + i, "trusted.overlay.", 16))
+		    (!strncmp(names + i, "trusted.overlay.", 16) ||
+		     !strncmp(names + i, "user.overlay.", 13)))
 			continue;
 		sorted[n++] = names + i;
 	}

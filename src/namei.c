@@ -89,6 +89,16 @@ static struct dentry *lfs_lookup_in(const struct lfs_layer *layer,
 {
 	struct dentry *real;
 
+	/*
+	 * Never reached while a directory's real objects are directories;
+	 * a mix-up (the upper layer's owner racing an install) must fail
+	 * here: 6.1's lookup_one() calls ->lookup unchecked.
+	 */
+	if (unlikely(!d_can_lookup(dir))) {
+		pr_warn_ratelimited("%pd: a directory's real object is not one\n",
+				    dir);
+		return ERR_PTR(-EIO);
+	}
 	real = lookup_one_unlocked(mnt_user_ns(layer->mnt), name->name, dir,
 				   name->len);
 	if (IS_ERR(real)) {

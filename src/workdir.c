@@ -134,6 +134,13 @@ static int lfs_remove_child(struct lfs_sb *sbi, struct dentry *dir,
 	int err;
 
 	lockdep_assert_held(&d_inode(dir)->i_rwsem);
+	/*
+	 * Something is mounted on it, maybe in another namespace, where it
+	 * covers what the mounter may not see: the clone of the upper mount
+	 * has no submounts, and would reach under it.
+	 */
+	if (d_mountpoint(child))
+		return -EBUSY;
 	if (d_is_dir(child)) {
 		if (depth >= LFS_WORK_MAX_DEPTH)
 			return -ELOOP;
@@ -237,17 +244,64 @@ out_unlock:
 	return d;
 }
 
-/* workdir=/@name, made if missing */
+/*
+ * work/ or index/ as found may have another owner, a wider mode or ACLs:
+ * a default ACL (inherited from workdir=, or set there) would pass on to
+ * every object built in it, and a directory others may write would let
+ * them swap objects being built.  They become the mounter's, mode 0700,
+ * without ACLs, as overlay makes its work/ anew.  @d is not locked.
+ */
+static int lfs_work_secure(struct lfs_sb *sbi, struct dentry *d)
+{
+	static const char *const acls[] = {
+		XATTR_NAME_POSIX_ACL_DEFAULT, XATTR_NAME_POSIX_ACL_ACCESS,
+	};
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	struct inode *inode = d_inode(d);
+	struct iattr attr = { .ia_valid = ATTR_MODE, .ia_mode = S_IFDIR | 0700 };
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(acls); i++) {
+		err = vfs_removexattr(userns, d, acls[i]);
+		if (err && err != -ENODATA && err != -EOPNOTSUPP)
+			return err;
+	}
+	if (!uid_eq(inode->i_uid, current_fsuid()) ||
+	    !gid_eq(inode->i_gid, current_fsgid())) {
+		attr.ia_valid |= ATTR_UID | ATTR_GID;
+		attr.ia_vfsuid = VFSUIDT_INIT(current_fsuid());
+		attr.ia_vfsgid = VFSGIDT_INIT(current_fsgid());
+	} else if ((inode->i_mode & 07777) == 0700) {
+		return 0;
+	}
+	inode_lock(inode);
+	err = notify_change(userns, d, &attr, NULL);
+	inode_unlock(inode);
+	return err;
+}
+
+/* workdir=/@name, made if missing, the mounter's alone */
 static struct dentry *lfs_work_subdir(struct fs_context *fc, struct lfs_sb *sbi,
 				      const char *name)
 {
 	struct lfs_new nw = { .mode = S_IFDIR | 0700 };
 	struct dentry *d;
+	int err;
 
 	d = lfs_work_child(sbi, sbi->workdir, name, &nw);
-	if (IS_ERR(d))
+	if (IS_ERR(d)) {
 		lfs_err(fc, "workdir \"%s\": cannot make %s/ (%ld)",
 			sbi->work_name, name, PTR_ERR(d));
+		return d;
+	}
+	err = lfs_work_secure(sbi, d);
+	if (err) {
+		lfs_err(fc, "workdir \"%s\": cannot make %s/ the mounter's alone, mode 0700 without ACLs (%d)",
+			sbi->work_name, name, err);
+		dput(d);
+		return ERR_PTR(err);
+	}
 	return d;
 }
 

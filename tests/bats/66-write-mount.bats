@@ -252,6 +252,33 @@ count $T/w/work => 0
 EOF
 }
 
+@test "work/ and index/ as found become the mounter's, mode 0700, without ACLs: a default ACL on the workdir reaches no copy (overlay makes its work/ anew, mode 0)" {
+	test_dir ext4 u w mnt
+	local M=$T/mnt want=700 acl
+	[ "$LFS_FSTYPE" != overlay ] || want=0
+	mkdir "$T/w/work" "$T/w/index"
+	chown 1000:1000 "$T/w/work" "$T/w/index"
+	chmod 0777 "$T/w/work" "$T/w/index"
+	setfacl -d -m u:1001:rwx "$T/w" "$T/w/work" "$T/w/index"
+	setfacl -m u:1001:rwx "$T/w/work"
+	wmount "$M" "$T/u" "$T/w" "${LOWS[@]}"
+	[ "$(stat -c %a:%u:%g "$T/w/work")" = "$want:0:0" ]
+	acl=$(getfacl -cs "$T/w/work")
+	[ -z "$acl" ]
+	if [ "$LFS_FSTYPE" != overlay ]; then
+		[ "$(stat -c %a:%u:%g "$T/w/index")" = 700:0:0 ]
+		acl=$(getfacl -cs "$T/w/index")
+		[ -z "$acl" ]
+	fi
+	# a copy-up (built in work/) and what is made through the mount
+	echo more >>"$M/low"
+	mkdir "$M/nd"
+	echo y >"$M/nd/f"
+	[ "$(cat "$T/u/low")" = lowdatamore ]
+	acl=$(getfacl -cs "$T/u/low" "$T/u/nd" "$T/u/nd/f")
+	[ -z "$acl" ]
+}
+
 @test "remount read-only: every write fails with EROFS, reads work; remount read-write: writes work again" {
 	local fs M
 	for fs in tmpfs ext4; do

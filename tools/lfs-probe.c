@@ -1920,9 +1920,17 @@ static int ops_count(const char *path, char *out, size_t size)
 
 	if (!d)
 		return -1;
-	while ((de = readdir(d)))
+	/* readdir() says NULL at the end and on an error alike */
+	for (errno = 0; (de = readdir(d)); errno = 0)
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			n++;
+	if (errno) {
+		int err = errno;
+
+		closedir(d);
+		errno = err;
+		return -1;
+	}
 	closedir(d);
 	snprintf(out, size, "%ld", n);
 	return 0;
@@ -2710,14 +2718,15 @@ static int handoff_child(const char *type, const char *lower, int tell,
 	char c;
 	int fd;
 
-	if (unshare(CLONE_NEWUSER)) {
+	/* a mount namespace too: fsopen() asks for CAP_SYS_ADMIN over it */
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS)) {
 		perror("lfs-probe: handoff: unshare");
 		return 1;
 	}
 	fd = fsopen(type, 0);
 	if (fd < 0 ||
 	    fsconfig(fd, FSCONFIG_SET_STRING, "lowerdir", lower, 0)) {
-		printf("configure: %s\n", strerrorname_np(errno));
+		fprintf(stderr, "configure: %s\n", strerrorname_np(errno));
 		return 1;
 	}
 	if (write(tell, &fd, sizeof(fd)) != sizeof(fd) ||
@@ -2737,8 +2746,12 @@ static int cmd_handoff(int argc, char **argv)
 	pid = fork();
 	if (pid < 0)
 		return 2;
-	if (!pid)
+	if (!pid) {
+		/* the parent's ends: hold[1] open here would never give EOF */
+		close(tell[0]);
+		close(hold[1]);
 		_exit(handoff_child(argv[0], argv[1], tell[1], hold[0]));
+	}
 	close(tell[1]);
 	close(hold[0]);
 	if (read(tell[0], &fd, sizeof(fd)) == sizeof(fd)) {

@@ -1,0 +1,250 @@
+#!/usr/bin/env bats
+# Mounts in a user namespace (FS_USERNS_MOUNT, issue #26): uid 1000 in
+# `unshare -Urm`, root of a namespace of its own where it is mapped to
+# 1000, mounts layers it owns.  Each rule of docs/security.md ("Mounting
+# in a user namespace") has a test, run on layerfs and on the kernel's
+# overlay (with userxattr, which overlay wants there) where it applies.
+# 6.1's tmpfs keeps no user.* xattrs: the layers are on the ext4 scratch
+# disk.  Mounts are made with lfs-probe mount2 (mount(2), the result as
+# "mount: ok" or the errno), so that both filesystems are asked alike.
+
+load lib
+load lib-write
+
+teardown() {
+	lfs_cleanup
+}
+
+# in_userns SCRIPT: sh -c SCRIPT as uid 1000 in a user and mount namespace
+# of its own; the environment (W, FS, OPTS, PROBE) passes through
+in_userns() {
+	setpriv --reuid=1000 --regid=1000 --clear-groups unshare -Urm sh -c "$1"
+}
+
+# the mount in_userns scripts make: L0 over L1, upper u, work w
+USERNS_MOUNT='"$PROBE" mount2 "$FS" "$W/mnt" "lowerdir=$W/L0:$W/L1,upperdir=$W/u,workdir=$W/w$OPTS"'
+
+# userns_stack FS [SPEC]: a work directory on ext4 with lower layers L0
+# (a, d/x, d/y) and L1 (b), more from SPEC (mktree lines), an upper u and
+# a work w, all owned by uid 1000; exports what in_userns scripts read
+userns_stack() {
+	lfs_workdir ext4
+	mktree "$WORK" <<<"f L0/a a
+f L0/d/x x
+f L0/d/y y
+f L1/b b
+d u
+d w
+${2:-}"
+	chown -R 1000:1000 "$WORK/L0" "$WORK/L1" "$WORK/u" "$WORK/w" "$WORK/mnt"
+	W=$WORK
+	FS=$1
+	OPTS=
+	if [ "$FS" = overlay ]; then
+		OPTS=,userxattr
+	fi
+	export W FS OPTS PROBE
+}
+
+# userns_ops OPS: mount the stack in a user namespace, run the lfs-probe
+# ops script OPS through the mount, unmount; the output in OUT (a failed
+# mount shows as "mount: ERRNO" and no ops)
+userns_ops() {
+	printf '%s\n' "$1" >"$W/ops"
+	OUT=$(in_userns 'r=$('"$USERNS_MOUNT"')
+		echo "$r"
+		[ "$r" = "mount: ok" ] || exit 0
+		"$PROBE" ops "$W/mnt" <"$W/ops"
+		umount "$W/mnt"' 2>&1)
+	echo "$FS: $OUT"
+}
+
+@test "uid 1000 in a user namespace of its own mounts layers it owns and reads and writes through them as through overlay: a copy-up, a new file, a 0/0 device whiteout, userxattr in /proc/mounts" {
+	local fs ref= mounts
+	for fs in layerfs overlay; do
+		userns_stack "$fs"
+		userns_ops 'read a => a
+append b +new
+read b => b+new
+create c c
+unlink d/x
+kind d/x => absent
+read d/y => y
+owner b => 0:0
+owner c => 0:0'
+		[[ $OUT != *FAIL* ]]
+		[[ $OUT == "mount: ok"* ]]
+		run_ops "$WORK/u" <<-'EOF'
+		kind d/x => chr-whiteout
+		owner d/x => 1000:1000
+		read b => b+new
+		owner b => 1000:1000
+		read c => c
+		owner c => 1000:1000
+		EOF
+		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
+		ref=$OUT
+		mounts=$(in_userns "$USERNS_MOUNT"' >/dev/null; grep " $W/mnt " /proc/mounts')
+		echo "$mounts"
+		[[ $mounts == *" $fs "*,userxattr* ]]
+		if [ "$fs" = layerfs ]; then
+			[[ $mounts == *,whiteout=chardev* ]]
+		fi
+	done
+}
+
+@test "a mounter that cannot write the upper directory is refused with EACCES before anything is made in the work directory (overlay mounts and makes work/)" {
+	local fs
+	for fs in layerfs overlay; do
+		userns_stack "$fs"
+		chown 0:0 "$WORK/u"
+		userns_ops 'read a => a'
+		if [ "$fs" = layerfs ]; then
+			[ "$OUT" = "mount: EACCES" ]
+			[ ! -e "$WORK/w/work" ]
+		else
+			[[ $OUT == "mount: ok"* ]]
+			[ -d "$WORK/w/work" ]
+		fi
+	done
+}
+
+@test "a lower layer whose directory the mounter cannot read fails a listing and a lookup in it with EACCES, as on overlay" {
+	local fs ref=
+	for fs in layerfs overlay; do
+		userns_stack "$fs"
+		chown 0:0 "$WORK/L1"
+		chmod 0700 "$WORK/L1"
+		userns_ops 'read a => a
+count . => EACCES
+kind b => EACCES
+read d/y'
+		[[ $OUT == "mount: ok"* ]]
+		[[ $OUT != *FAIL* ]]
+		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
+		ref=$OUT
+	done
+}
+
+@test "in a user namespace 500 lower layers mount and 501 are refused with EINVAL, as on overlay" {
+	local fs out
+	for fs in layerfs overlay; do
+		userns_stack "$fs"
+		mkdir "$W/n"
+		mkdir "$W"/n/{1..501}
+		echo top >"$W/n/1/top"
+		echo bottom >"$W/n/500/bottom"
+		chown -R 1000:1000 "$W/n"
+		out=$(in_userns 'cd "$W/n"
+			"$PROBE" mount2 "$FS" "$W/mnt" "lowerdir=$(seq -s: 1 500)"
+			cat "$W/mnt/top" "$W/mnt/bottom"
+			umount "$W/mnt"
+			"$PROBE" mount2 "$FS" "$W/mnt" "lowerdir=$(seq -s: 1 501)"' 2>&1)
+		echo "$fs: $out"
+		[ "$out" = "mount: ok
+top
+bottom
+mount: EINVAL" ]
+	done
+}
+
+@test "a mount context made in a user namespace cannot be created by a process of another: EPERM, as the mounter's credentials would not be the namespace's (overlay creates it)" {
+	local out
+	userns_stack layerfs
+	out=$("$PROBE" handoff layerfs "$W/L0:$W/L1" 2>&1) || true
+	echo "layerfs: $out"
+	[ "$out" = "create: EPERM" ]
+	out=$("$PROBE" handoff overlay "$W/L0:$W/L1" 2>&1) || true
+	echo "overlay: $out"
+	[ "$out" = "create: ok" ]
+}
+
+@test "the work directory, the upper root or a lower root moved into a lower layer after the mount is not reachable through it: ELOOP, as on overlay" {
+	local fs ref=
+	for fs in layerfs overlay; do
+		userns_stack "$fs"
+		# the mounter moves them: their parent is its own
+		chown 1000:1000 "$W"
+		printf '%s\n' 'kind w-moved => ELOOP
+kind w-moved/work => ELOOP
+kind u-moved => ELOOP
+kind l1-moved => ELOOP
+count .
+read a => a' >"$W/ops"
+		OUT=$(in_userns "$USERNS_MOUNT"'
+			mv "$W/w" "$W/L0/w-moved"
+			mv "$W/u" "$W/L0/u-moved"
+			mv "$W/L1" "$W/L0/l1-moved"
+			"$PROBE" ops "$W/mnt" <"$W/ops"' 2>&1) || true
+		echo "$fs: $OUT"
+		[[ $OUT == "mount: ok"* ]]
+		[[ $OUT != *FAIL* ]]
+		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
+		ref=$OUT
+	done
+}
+
+@test "a lower file whose owner is not mapped in the mounter's namespace is not copied up: EOVERFLOW on a write, nothing in the upper layer, as on overlay" {
+	local fs ref=
+	for fs in layerfs overlay; do
+		userns_stack "$fs" 'f L0/o data'
+		chown 2000:2000 "$W/L0/o"
+		chmod 0666 "$W/L0/o"
+		userns_ops 'owner o => 65534:65534
+append o X => EOVERFLOW
+read o => data'
+		[[ $OUT == "mount: ok"* ]]
+		[[ $OUT != *FAIL* ]]
+		[ ! -e "$W/u/o" ]
+		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
+		ref=$OUT
+	done
+}
+
+@test "root of the user namespace cannot set trusted.* xattrs through the mount, as on overlay" {
+	local fs ref=
+	for fs in layerfs overlay; do
+		userns_stack "$fs"
+		userns_ops 'setxattr a trusted.x v => EPERM
+setxattr a trusted.overlay.opaque y => EPERM
+getxattr a trusted.x => ENODATA'
+		[[ $OUT == "mount: ok"* ]]
+		[[ $OUT != *FAIL* ]]
+		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
+		ref=$OUT
+	done
+}
+
+@test "root of the user namespace cannot read through the mount a lower file mode 0600 of root (not mapped): EACCES, as on overlay" {
+	local fs ref=
+	for fs in layerfs overlay; do
+		userns_stack "$fs" 'f L0/r secret'
+		chown 0:0 "$W/L0/r"
+		chmod 0600 "$W/L0/r"
+		userns_ops 'read r => EACCES
+append r X => EACCES
+owner r => 65534:65534'
+		[[ $OUT == "mount: ok"* ]]
+		[[ $OUT != *FAIL* ]]
+		[ ! -e "$W/u/r" ]
+		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
+		ref=$OUT
+	done
+}
+
+@test "layers and upper on a mount with a submount, locked in the user namespace, mount: each is cloned at its own directory, as overlay clones" {
+	local fs ref=
+	for fs in layerfs overlay; do
+		userns_stack "$fs"
+		mkdir "$W/sub"
+		mount -t tmpfs none "$W/sub"
+		userns_ops 'read a => a
+read b => b
+append b +new
+read b => b+new'
+		[[ $OUT == "mount: ok"* ]]
+		[[ $OUT != *FAIL* ]]
+		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
+		ref=$OUT
+	done
+}

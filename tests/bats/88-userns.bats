@@ -248,3 +248,40 @@ read b => b+new'
 		ref=$OUT
 	done
 }
+
+@test "layers, upper and work given as descriptors (layerfs-mount --by-fd) mount in a user namespace as paths do" {
+	userns_stack layerfs
+	export LFS_MOUNT
+	OUT=$(in_userns '"$LFS_MOUNT" --by-fd -o "lowerdir=$W/L0:$W/L1,upperdir=$W/u,workdir=$W/w" "$W/mnt" &&
+		cat "$W/mnt/a" "$W/mnt/b" && echo new >"$W/mnt/n" &&
+		grep " $W/mnt " /proc/mounts' 2>&1)
+	echo "$OUT"
+	# a and b hold no newline
+	[[ $OUT == ab* ]]
+	[[ $OUT == *",lowerdir=$W/L0:$W/L1,upperdir=$W/u,workdir=$W/w,"*userxattr* ]]
+	[ "$(cat "$W/u/n")" = new ]
+	[ "$(stat -c %u "$W/u/n")" = 1000 ]
+}
+
+# The namespace's root sets a v2 file capability through the mount: the
+# VFS makes it v3 for that root (rootid: its uid outside, 1000), and the
+# upper layer must hold that, never a capability of host root (a rootid
+# of 0 there is CVE-2021-3493's hole)
+@test "a file capability set through the mount by the namespace's root lands in the upper layer as v3 with rootid 1000, as on overlay" {
+	local fs ref= cap
+	for fs in layerfs overlay; do
+		userns_stack "$fs"
+		OUT=$(in_userns "$USERNS_MOUNT"' && setcap cap_net_raw+ep "$W/mnt/a" &&
+			getcap "$W/mnt/a"' 2>&1)
+		echo "$fs: $OUT"
+		[[ $OUT == *"cap_net_raw=ep"* ]]
+		cap=$(getfattr -e hex -n security.capability "$WORK/u/a" | sed -n 's/^security.capability=//p')
+		echo "$fs: upper: $cap"
+		# little-endian: revision 3 with the effective flag (0x03000001),
+		# cap_net_raw (bit 13) permitted, ..., rootid 1000 (0x3e8)
+		[[ $cap == 0x0100000300200000* ]]
+		[[ $cap == *e8030000 ]]
+		[ -z "$ref" ] || [ "$ref" = "$cap" ]
+		ref=$cap
+	done
+}

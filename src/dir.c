@@ -136,8 +136,11 @@ out_unlock:
 	if (err)
 		return ERR_PTR(err);
 out_lookup:
+	/* the owner of the upper layer may have put another object there */
 	upper = lookup_one_unlocked(userns, name->name, upperdir, name->len);
-	if (!IS_ERR(upper) && d_is_negative(upper)) {
+	if (!IS_ERR(upper) && d_inode(upper) != d_inode(temp)) {
+		pr_warn_ratelimited("%pd: the upper layer changed under a new object\n",
+				    upper);
 		dput(upper);
 		upper = ERR_PTR(-EIO);
 	}

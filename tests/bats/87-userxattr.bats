@@ -484,7 +484,7 @@ read p-$n => p
 	# the mount still works (see the report of s21-harden: a mkdir and
 	# a create under it in one lfs-probe process gave ENOENT here)
 	mkdir "$m/t5"
-	echo five >"$m/t5/f"
+	printf five >"$m/t5/f"
 	run_ops "$m" <<<'read t5/f => five'
 }
 

@@ -140,6 +140,8 @@ setup_file() {
 
 teardown_file() {
 	local s m
+	# what the tests outside the table mounted (lfs_workdir)
+	lfs_cleanup || :
 	for m in rw/m sw/m sme/m rme/m sm/m rm/m sn/m rn/m si ri s/m r/m; do
 		if mountpoint -q "$SEC/$m"; then
 			umount "$SEC/$m" || umount -l "$SEC/$m" || :

@@ -481,8 +481,7 @@ read p-$n => p
 	kind t3 => absent
 	kind t4 => absent
 	EOF
-	# the mount still works (see the report of s21-harden: a mkdir and
-	# a create under it in one lfs-probe process gave ENOENT here)
+	# the mount still works
 	mkdir "$m/t5"
 	printf five >"$m/t5/f"
 	run_ops "$m" <<<'read t5/f => five'

@@ -140,8 +140,10 @@ setup_file() {
 
 teardown_file() {
 	local s m
-	# what the tests outside the table mounted (lfs_workdir)
-	lfs_cleanup || :
+	# what the tests outside the table mounted under their lfs_workdir
+	for m in $(lfs_mounts_under /tmp/lfs-tests/w-*); do
+		umount "$m" || umount -l "$m" || :
+	done
 	for m in rw/m sw/m sme/m rme/m sm/m rm/m sn/m rn/m si ri s/m r/m; do
 		if mountpoint -q "$SEC/$m"; then
 			umount "$SEC/$m" || umount -l "$SEC/$m" || :

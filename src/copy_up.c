@@ -87,6 +87,7 @@ void lfs_set_upper(struct dentry *dentry, struct dentry *upper)
 {
 	struct lfs_entry *e = LFS_E(dentry);
 
+	/* unreachable: callers saw no upper under the lock that orders them */
 	if (WARN_ON_ONCE(e->upper)) {
 		dput(upper);
 		return;
@@ -513,9 +514,15 @@ out_unlock:
 		return lfs_cu_orphan(cu);
 	if (err)
 		return ERR_PTR(err);
-	/* local filesystems move the dentry; look it up where it now is */
+	/*
+	 * Local filesystems move the dentry; look it up where it now is.
+	 * Whoever owns the upper layer may have put another object there
+	 * since (of another type, too): it is not the copy.
+	 */
 	upper = lookup_one_unlocked(userns, name->name, cu->upperparent, name->len);
-	if (!IS_ERR(upper) && d_is_negative(upper)) {
+	if (!IS_ERR(upper) && d_inode(upper) != d_inode(cu->temp)) {
+		pr_warn_ratelimited("copy-up of %pd: the upper layer changed under the copy\n",
+				    cu->dentry);
 		dput(upper);
 		upper = ERR_PTR(-EIO);
 	}

@@ -136,8 +136,11 @@ out_unlock:
 	if (err)
 		return ERR_PTR(err);
 out_lookup:
+	/* the owner of the upper layer may have put another object there */
 	upper = lookup_one_unlocked(userns, name->name, upperdir, name->len);
-	if (!IS_ERR(upper) && d_is_negative(upper)) {
+	if (!IS_ERR(upper) && d_inode(upper) != d_inode(temp)) {
+		pr_warn_ratelimited("%pd: the upper layer changed under a new object\n",
+				    upper);
 		dput(upper);
 		upper = ERR_PTR(-EIO);
 	}
@@ -747,12 +750,27 @@ static char *lfs_lower_path(struct lfs_sb *sbi, struct dentry *dentry, char *buf
 		struct dentry *upper = lfs_upper(d), *parent;
 		int len = 0;
 
-		/* the path so far is at the end of buf; the redirect goes first */
+		/*
+		 * The path so far is at the end of buf; the redirect goes
+		 * first, where there is room for it and its '/' (a size of
+		 * 0 would only ask for the value's length).
+		 */
+		if (p - buf < 2) {
+			err = -ENAMETOOLONG;
+			break;
+		}
 		if (upper)
 			len = lfs_get_marker(sbi, sbi->upper, upper,
 					     LFS_XA_REDIRECT, redirect,
 					     p - buf - 1);
-		if (len > 0 && !memchr(redirect, '\0', len)) {
+		if (len > 0 && !lfs_redirect_valid(redirect, len)) {
+			/* its owner changed it since the lookup read it */
+			pr_warn_ratelimited("%pd: invalid redirect in the upper layer\n",
+					    upper);
+			err = -EIO;
+			break;
+		}
+		if (len > 0) {
 			if (redirect[0] == '/') {
 				/* absolute: the rest of the way up is known */
 				if (len > 1)

@@ -87,7 +87,10 @@ static int lfs_open_copy_up(struct file *file)
 		return 0;
 	if (lfs_upper(dentry))
 		return 0;
-	/* a layerfs used as a lower layer is only ever read */
+	/*
+	 * Unreachable: an open of our dentry gets our inode, also when a
+	 * stacking filesystem above opens it (a lower layer is only read).
+	 */
 	if (WARN_ON_ONCE(dentry->d_sb != file_inode(file)->i_sb))
 		return -EROFS;
 	if (file->f_flags & O_TRUNC)
@@ -510,6 +513,7 @@ static int lfs_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (!realfile->f_op->mmap)
 		return -ENODEV;
+	/* unreachable: mmap_region() gives the vma the file it maps */
 	if (WARN_ON_ONCE(file != vma->vm_file))
 		return -EIO;
 

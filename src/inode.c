@@ -44,6 +44,7 @@ static void lfs_lockdep_annotate(struct inode *inode)
 {
 	int depth = inode->i_sb->s_stack_depth - 1;
 
+	/* lfs_fill_super() refused a deeper stack: unreachable */
 	if (WARN_ON_ONCE(depth < 0 || depth >= FILESYSTEM_MAX_STACK_DEPTH))
 		depth = 0;
 	if (S_ISDIR(inode->i_mode))
@@ -90,7 +91,12 @@ void lfs_copy_attr(struct inode *inode, const struct inode *real)
 
 	inode->i_uid = real->i_uid;
 	inode->i_gid = real->i_gid;
-	/* the type is the key's (lfs_inode_set()): never changed here */
+	/*
+	 * The type is the key's (lfs_inode_set()): never changed here.
+	 * Unreachable: every real object an inode is given is of its type
+	 * (lfs_inode_test(), lfs_index_matches(), and the install of a copy
+	 * or a new object checks that the upper name is still it).
+	 */
 	if (WARN_ON_ONCE(inode_wrong_type(inode, real->i_mode)))
 		inode->i_mode = (inode->i_mode & S_IFMT) | (real->i_mode & ~S_IFMT);
 	else

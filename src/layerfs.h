@@ -464,6 +464,7 @@ struct dentry *lfs_lookup_upper_child(struct dentry *parent,
 				      const struct qstr *name);
 int lfs_read_origin(const struct lfs_sb *sbi, struct dentry *upper,
 		    struct lfs_origin *origin);
+bool lfs_redirect_valid(const char *s, size_t len);
 
 /* dir.c */
 int lfs_create(struct user_namespace *mnt_userns, struct inode *dir,

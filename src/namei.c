@@ -346,7 +346,7 @@ static bool lfs_is_dot_name(const char *s, size_t len)
  * name is empty, "." or "..", or longer than NAME_MAX: a redirect never
  * leads out of the layers' roots.
  */
-static bool lfs_redirect_valid(const char *s, size_t len)
+bool lfs_redirect_valid(const char *s, size_t len)
 {
 	const char *end = s + len, *c;
 	bool abs = len && s[0] == '/';

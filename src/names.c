@@ -128,6 +128,7 @@ static void *lfs_nametab_alloc(struct lfs_nametab *t, size_t size)
 	void *p;
 
 	size = ALIGN(size, 8);
+	/* unreachable: no filesystem lists names that long (FUSE: 1 KiB) */
 	if (WARN_ON_ONCE(size > LFS_NAMES_CHUNK_MAX - sizeof(*c)))
 		return NULL;
 	if (!c || c->used + size > c->size) {

@@ -268,8 +268,13 @@ static int lfs_acl_xattr_set(const struct xattr_handler *handler,
 	err = -EPERM;
 	if (!inode_owner_or_capable(&init_user_ns, inode))
 		goto out_release;
+	/*
+	 * Every id must map into the namespace that mounted us (unmapped
+	 * ones came in as -1): the upper filesystem, acting for the
+	 * mounter, would store what the mounter cannot name.
+	 */
 	if (acl) {
-		err = posix_acl_valid(&init_user_ns, acl);
+		err = posix_acl_valid(inode->i_sb->s_user_ns, acl);
 		if (err)
 			goto out_release;
 	}

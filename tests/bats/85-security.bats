@@ -140,6 +140,10 @@ setup_file() {
 
 teardown_file() {
 	local s m
+	# what the tests outside the table mounted under their lfs_workdir
+	for m in $(lfs_mounts_under /tmp/lfs-tests/w-*); do
+		umount "$m" || umount -l "$m" || :
+	done
 	for m in rw/m sw/m sme/m rme/m sm/m rm/m sn/m rn/m si ri s/m r/m; do
 		if mountpoint -q "$SEC/$m"; then
 			umount "$SEC/$m" || umount -l "$SEC/$m" || :
@@ -428,4 +432,76 @@ sec_userns_run() {
 		"$PROBE" mount2 overlay "$d/m" "lowerdir=$d/l:$d/l2")
 	echo "overlay: $out"
 	[ "$out" = "mount: EPERM" ]
+}
+
+# sec_deep_names: 16 directory names whose bytes and slashes make 4095:
+# 15 of 255 bytes ("a"..., "b"..., ...) and one of 254
+sec_deep_names() (
+	local k pad letter
+	printf -v pad '%*s' 255 ''
+	for k in {1..16}; do
+		printf -v letter "\\x$(printf %x $((96 + k)))"
+		if [ "$k" = 16 ]; then
+			echo "${pad:1}" | tr ' ' "$letter"
+		else
+			echo "$pad" | tr ' ' "$letter"
+		fi
+	done
+)
+
+# sec_deep_mkdir DIR: those directories, one in the other, under DIR
+sec_deep_mkdir() (
+	local n
+	cd "$1" || exit 1
+	while read -r n; do
+		mkdir "$n" && cd "$n" || exit 1
+	done < <(sec_deep_names)
+)
+
+# sec_deep_do DIR CMD...: in the deepest but one of those directories
+# under DIR, reached by relative steps (its path is longer than
+# PATH_MAX), run CMD with the last name in $last
+sec_deep_do() (
+	local names n
+	mapfile -t names < <(sec_deep_names) || exit 9
+	[ "${#names[@]}" = 16 ] || exit 9
+	cd "$1" || exit 9
+	shift
+	for n in "${names[@]:0:15}"; do
+		cd "$n" || exit 9
+	done
+	last=${names[15]}
+	eval "$@"
+)
+
+@test "a redirect its owner puts on an upper directory after the lookup: a rename of a merged directory 4095 bytes below fails (ENAMETOOLONG), with an invalid one (EIO), no kernel report" {
+	[ "$SUBJECT" = layerfs ] || skip "layerfs's redirects as it writes them"
+	local m out rc long
+	lfs_workdir tmpfs
+	mkdir -p "$WORK/L/c1/v/in" "$WORK/u" "$WORK/w"
+	sec_deep_mkdir "$WORK/L/c1"
+	mount -t layerfs none "$WORK/mnt" \
+		-o "lowerdir=$WORK/L,upperdir=$WORK/u,workdir=$WORK/w,redirect_dir=on"
+	m=$WORK/mnt
+	# the path is walked and c1 copied up; then a redirect on c1 longer
+	# than the room the path leaves in a PATH_MAX buffer
+	sec_deep_do "$m/c1" 'ls -d "$last"' >/dev/null
+	mkdir "$m/c1/new"
+	printf -v long '%*s' 8000 ''
+	setfattr -n trusted.overlay.redirect -v "${long// /x}" "$WORK/u/c1"
+	rc=0
+	out=$(sec_deep_do "$m/c1" 'mv "$last" z' 2>&1) || rc=$?
+	echo "rc $rc: $out"
+	[ "$rc" != 0 ]
+	[[ $out == *"File name too long"* ]]
+	# a relative redirect with a slash cannot be a layer's path
+	setfattr -n trusted.overlay.redirect -v "a/b" "$WORK/u/c1"
+	rc=0
+	out=$(mv "$m/c1/v" "$m/c1/v2" 2>&1) || rc=$?
+	echo "rc $rc: $out"
+	[[ $out == *"Input/output error"* ]]
+	[ -d "$m/c1/v/in" ]
+	# the mount still works
+	mkdir "$m/ok"
+	[ -d "$WORK/u/ok" ]
 }

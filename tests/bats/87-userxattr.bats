@@ -351,3 +351,157 @@ d w'
 	[ "$mode" = 600 ]
 	[ "$(stat -c %i "$m/f")" = "$(stat -c %i "$m/g")" ]
 }
+
+# hostile_values: the values a layer's owner may give a marker, as
+# NAME HEX (lfs-probe mktree): empty, "y" and a NUL, "y" five times (no
+# NUL anywhere), binary; "big" (64 KiB of random bytes) is set apart
+HOSTILE=("empty 0x" "nul 0x7900" "long 0x7979797979" "bin 0xff00fe01")
+
+@test "hostile user.overlay.* values (64 KiB of random bytes, empty, NUL, no NUL) on files and directories, and lower objects that change type under the mount: clear answers, the mount still works" {
+	lfs_workdir ext4
+	# 64 KiB values need ext4's ea_inode
+	truncate -s 64M "$WORK/img"
+	mkfs.ext4 -q -O ea_inode "$WORK/img"
+	mkdir "$WORK/x"
+	mount -o loop "$WORK/img" "$WORK/x" || skip "no loop device"
+	local X=$WORK/x m=$WORK/x/mnt v n hex spec= ops= big
+	mkdir "$m"
+	for v in "${HOSTILE[@]}" "big -"; do
+		n=${v%% *}
+		hex=${v#* }
+		spec+="d L0/o-$n/own
+d L1/o-$n/below
+d L0/r-$n
+d L1/r-$n/below
+f L0/x/w-$n
+f L1/x/w-$n b
+f L0/fo-$n f
+f u/p-$n p
+d u/pd-$n
+d u/uo-$n
+d L1/uo-$n/below
+"
+		[ "$n" = big ] && continue
+		spec+="a L0/o-$n user.overlay.opaque $hex
+a L0/r-$n user.overlay.redirect $hex
+a L0/x/w-$n user.overlay.whiteout $hex
+a L0/fo-$n user.overlay.opaque $hex
+a L0/fo-$n user.overlay.redirect $hex
+a u/p-$n user.overlay.protattr $hex
+a u/pd-$n user.overlay.protattr $hex
+a u/uo-$n user.overlay.opaque $hex
+"
+	done
+	mktree "$X" <<<"${spec}X L0/x
+d w
+f L0/t1 old
+d L0/t2/in
+d L1/t2/deep
+f L1/t2/deep/x x
+f L0/t3 three
+d L0/t4/in
+f L1/t4/y y"
+	big=0s$(head -c 65536 /dev/urandom | base64 -w0)
+	for n in o-big/user.overlay.opaque r-big/user.overlay.redirect \
+		x/w-big/user.overlay.whiteout fo-big/user.overlay.opaque \
+		fo-big/user.overlay.redirect; do
+		setfattr -n "${n##*/}" -v "$big" "$X/L0/${n%/*}"
+	done
+	setfattr -n user.overlay.protattr -v "$big" "$X/u/p-big" "$X/u/pd-big"
+	setfattr -n user.overlay.opaque -v "$big" "$X/u/uo-big"
+	getfattr -n user.overlay.opaque --only-values "$X/L0/o-big" >"$WORK/got"
+	base64 -d <<<"${big#0s}" >"$WORK/want"
+	cmp "$WORK/got" "$WORK/want"
+	umount_x "$m" "$X/L0:$X/L1" ",upperdir=$X/u,workdir=$X/w"
+	ops=
+	for v in "${HOSTILE[@]}" "big -"; do
+		n=${v%% *}
+		# not "y": neither opaque nor a whiteout; any redirect is
+		# refused (redirect_dir=nofollow); a protattr marker but an
+		# empty one fails closed: append-only and immutable
+		ops+="count o-$n => 2
+kind r-$n => EPERM
+read x/w-$n => (empty)
+read fo-$n => f
+getxattr fo-$n user.overlay.opaque => EOPNOTSUPP
+write fo-$n new
+read fo-$n => new
+count uo-$n => 1
+"
+		if [ "$n" = empty ]; then
+			ops+="write p-$n z
+mkdir pd-$n/d
+"
+		else
+			ops+="write p-$n z => EPERM
+mkdir pd-$n/d => EPERM
+read p-$n => p
+"
+		fi
+	done
+	run_ops "$m" <<<"$ops"
+	# the copies keep no marker
+	v=$(getfattr -d -m '^user\.overlay\.' "$X/u/fo-big" "$X/u/fo-nul")
+	[ -z "$v" ]
+	# lower objects change type under the mount: file to directory,
+	# directory to symlink, file to symlink, directory to file
+	run_ops "$m" <<-'EOF'
+	read t1 => old
+	count t2 => 2
+	read t3 => three
+	count t4 => 2
+	EOF
+	rm -r "$X/L0/t1" "$X/L0/t2" "$X/L0/t3" "$X/L0/t4"
+	mkdir -p "$X/L0/t1/sub"
+	ln -s nowhere "$X/L0/t2"
+	ln -s t1 "$X/L0/t3"
+	printf four >"$X/L0/t4"
+	# what the cache still holds: any answer but a kernel report; t3
+	# and t4 are only read
+	for n in t1 t2 t3 t4; do
+		stat "$m/$n" || :
+		ls "$m/$n" || :
+		cat "$m/$n" || :
+		[ "$n" = t3 ] || [ "$n" = t4 ] && continue
+		echo x >>"$m/$n" || :
+		mkdir "$m/$n/new" || :
+		touch "$m/$n/in/f" || :
+	done
+	# looked up again: the new types
+	echo 2 >/proc/sys/vm/drop_caches
+	run_ops "$m" <<-'EOF'
+	kind t3 => symlink
+	kind t4 => file
+	read t4 => four
+	EOF
+	rm -rf "$m/t1" "$m/t2" "$m/t3" "$m/t4"
+	run_ops "$m" <<-'EOF'
+	kind t1 => absent
+	kind t2 => absent
+	kind t3 => absent
+	kind t4 => absent
+	EOF
+	# the mount still works
+	mkdir "$m/t5"
+	printf five >"$m/t5/f"
+	run_ops "$m" <<<'read t5/f => five'
+}
+
+@test "LFS_IOC_LINK_UP_AT with userxattr: 0 for a lower hard link (no index: nothing to link up), EPERM for root of a user namespace, and nothing changes" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f L0/h1 old
+h L0/h2 L0/h1
+d u
+d w'
+	umount_x "$WORK/mnt" "$WORK/L0" "$(upper_opts)"
+	run unshare -Ur "$PROBE" linkupat "$WORK/mnt" h1
+	echo "$output"
+	[ "$output" = "h1: EPERM" ]
+	run "$PROBE" linkupat "$WORK/mnt" h1 h2
+	echo "$output"
+	[ "$output" = "h1: 0
+h2: 0" ]
+	run ls -A "$WORK/u"
+	[ "$status" = 0 ]
+	[ -z "$output" ]
+}

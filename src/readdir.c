@@ -70,7 +70,7 @@ struct lfs_listing {
 	struct list_head lru;
 	struct list_head dispose;	/* the shrinker's, once off lfs_rd_lru */
 	unsigned int shrunk_refs;	/* references the shrinker took over */
-	struct lfs_entry *owner;	/* the entry keeping it: lfs_rd_lock */
+	struct lfs_dir_entry *owner;	/* the entry keeping it: lfs_rd_lock */
 	struct timespec64 upper_ctime;	/* the upper directory's, at build */
 	struct timespec64 upper_mtime;	/* (zero: it had none) */
 	size_t bytes;			/* memory held */
@@ -466,7 +466,7 @@ static void lfs_listing_discard(struct lfs_listing *l)
 }
 
 /* Take the listing @e keeps, if any, from it, and put it. */
-static void lfs_listing_drop(struct lfs_entry *e, bool changed)
+static void lfs_listing_drop(struct lfs_dir_entry *e, bool changed)
 {
 	struct lfs_listing *l;
 
@@ -486,8 +486,8 @@ static void lfs_listing_drop(struct lfs_entry *e, bool changed)
  * kept listing on lfs_rd_lru after the unlock, with the reference taken
  * here for it.
  */
-static bool lfs_listing_keep_locked(struct lfs_entry *e, struct lfs_listing *l,
-				    u64 gen)
+static bool lfs_listing_keep_locked(struct lfs_dir_entry *e,
+				    struct lfs_listing *l, u64 gen)
 {
 	lockdep_assert_held(&lfs_rd_lock);
 	if (e->listing || e->listing_gen != gen)
@@ -508,11 +508,14 @@ static bool lfs_listing_keep_locked(struct lfs_entry *e, struct lfs_listing *l,
  */
 static struct lfs_listing *lfs_listing_get(struct dentry *dentry)
 {
-	struct lfs_entry *e = LFS_E(dentry);
+	struct lfs_dir_entry *e = lfs_dir_entry(LFS_E(dentry));
 	struct lfs_listing *l, *stale = NULL;
 	bool kept;
 	u64 gen;
 
+	/* a directory's entry is a struct lfs_dir_entry */
+	if (WARN_ON_ONCE(!e))
+		return lfs_listing_build(dentry);
 	spin_lock(&lfs_rd_lock);
 	l = e->listing;
 	if (l && lfs_listing_stale(l, lfs_upper(dentry))) {
@@ -558,20 +561,20 @@ static struct lfs_listing *lfs_listing_get(struct dentry *dentry)
  */
 void lfs_dir_changed(struct dentry *dir)
 {
-	struct lfs_entry *e = LFS_E(dir);
+	struct lfs_dir_entry *de = lfs_dir_entry(LFS_E(dir));
 
-	if (e)
-		lfs_listing_drop(e, true);
+	if (de)
+		lfs_listing_drop(de, true);
 }
 
 /**
- * lfs_listing_release - drop an entry's kept listing, as the entry goes
- * @e: the entry
+ * lfs_listing_release - drop a directory entry's kept listing, as it goes
+ * @de: the entry
  */
-void lfs_listing_release(struct lfs_entry *e)
+void lfs_listing_release(struct lfs_dir_entry *de)
 {
-	if (READ_ONCE(e->listing))
-		lfs_listing_drop(e, false);
+	if (READ_ONCE(de->listing))
+		lfs_listing_drop(de, false);
 }
 
 static int lfs_iterate(struct file *file, struct dir_context *ctx)

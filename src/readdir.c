@@ -270,10 +270,11 @@ static int lfs_rd_aufs_hide(struct lfs_listing *l, const struct lfs_dirent *wh)
 
 /*
  * d_ino of @d, a name of the upper layer, as stat shows it
- * (lfs_make_key()): a copy's origin, or on a mount that reads no origin
- * (userxattr), for a directory that is not opaque, the number of its
- * first lower instance, found as the lower layers are read
- * (lfs_rd_lower_ino()).  Caller runs as the mounter.
+ * (lfs_make_key()): a copy's origin; without one (a mount that reads no
+ * origin, userxattr, or an upper directory made outside the mount), for
+ * a directory that is not opaque, the number of its first lower
+ * instance, found as the lower layers are read (lfs_rd_lower_ino()).
+ * Caller runs as the mounter.
  */
 static void lfs_rd_upper_ino(const struct lfs_sb *sbi, struct lfs_dirent *d,
 			     struct dentry *real)
@@ -281,9 +282,8 @@ static void lfs_rd_upper_ino(const struct lfs_sb *sbi, struct lfs_dirent *d,
 	struct lfs_origin origin;
 	unsigned int flags;
 
-	if (lfs_use_origin(sbi)) {
-		if (!lfs_read_origin(sbi, real, &origin))
-			d->ino = le64_to_cpu(origin.ino);
+	if (lfs_use_origin(sbi) && !lfs_read_origin(sbi, real, &origin)) {
+		d->ino = le64_to_cpu(origin.ino);
 		return;
 	}
 	d->lower_ino = d_is_dir(real) &&

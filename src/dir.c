@@ -293,7 +293,7 @@ static int lfs_instantiate(struct dentry *dentry, struct dentry *upper,
 	struct lfs_entry *e;
 	struct inode *inode;
 
-	e = lfs_entry_alloc(0);
+	e = lfs_entry_alloc(0, d_is_dir(upper));
 	if (!e) {
 		dput(upper);
 		return -ENOMEM;
@@ -501,7 +501,7 @@ int lfs_tmpfile(struct user_namespace *mnt_userns, struct inode *dir,
 		goto out_drop;
 
 	err = -ENOMEM;
-	e = lfs_entry_alloc(0);
+	e = lfs_entry_alloc(0, false);
 	if (!e)
 		goto out_fput;
 	e->upper = dget(realfile->f_path.dentry);

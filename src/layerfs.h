@@ -246,19 +246,35 @@ struct lfs_real {
  * down to the first opaque one (or those its redirect names).  @real[] is
  * immutable once the dentry is instantiated; @upper is set once, by
  * creation or copy-up, and read with lfs_upper().  Freed with the dentry.
+ * A directory's entry is the tail of a struct lfs_dir_entry (@dir), so
+ * that the many non-directories do not carry what only directories need.
  */
 struct lfs_entry {
 	struct dentry *upper;		/* upper object (a reference) or NULL */
-	struct lfs_nindex __rcu *nindex; /* name index of a directory, or NULL */
-	/* a directory's merged listing, kept for every open: lfs_rd_lock */
-	struct lfs_listing *listing;
-	/* changes of the directory's names through the mount: lfs_rd_lock */
-	u64 listing_gen;
 	unsigned long flags;		/* LFS_E_* */
 	unsigned int nr;		/* number of lower objects */
-	unsigned int walked;		/* parts walked without a name index */
+	bool dir;			/* in a struct lfs_dir_entry */
 	struct lfs_real real[];		/* lower objects, top first */
 };
+
+/* A directory's entry, and what only a directory keeps with it. */
+struct lfs_dir_entry {
+	struct lfs_nindex __rcu *nindex; /* its name index, or NULL */
+	/* its merged listing, kept for every open: lfs_rd_lock */
+	struct lfs_listing *listing;
+	/* changes of its names through the mount: lfs_rd_lock */
+	u64 listing_gen;
+	unsigned int walked;		/* parts walked without a name index */
+	struct lfs_entry e;		/* last: e.real[] follows */
+};
+
+/* the directory part of @e, or NULL if @e is not a directory's */
+static inline struct lfs_dir_entry *lfs_dir_entry(const struct lfs_entry *e)
+{
+	if (!e || !e->dir)
+		return NULL;
+	return container_of((struct lfs_entry *)e, struct lfs_dir_entry, e);
+}
 
 /*
  * the directory gets no name index: too many names, a lower instance the
@@ -419,7 +435,7 @@ struct lfs_ni_cursor {
 void lfs_ni_start(struct lfs_ni_cursor *c, const struct lfs_sb *sbi,
 		  struct lfs_entry *e);
 void lfs_ni_end(struct lfs_ni_cursor *c);
-void lfs_ni_release(struct lfs_entry *e);
+void lfs_ni_release(struct lfs_dir_entry *de);
 unsigned int lfs_ni_first(struct lfs_ni_cursor *c, unsigned int nr,
 			  const struct qstr *name);
 unsigned int lfs_ni_next(struct lfs_ni_cursor *c, unsigned int nr,
@@ -559,7 +575,7 @@ u64 lfs_ino(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 extern const struct file_operations lfs_dir_operations;
 int lfs_dir_check_empty(struct dentry *dentry);
 void lfs_dir_changed(struct dentry *dir);
-void lfs_listing_release(struct lfs_entry *e);
+void lfs_listing_release(struct lfs_dir_entry *de);
 int lfs_rd_init(struct dentry *debugfs);
 void lfs_rd_exit(void);
 
@@ -591,7 +607,7 @@ int lfs_override_creds_as_caller(struct dentry *dentry, umode_t mode,
 				 const struct cred **old);
 void lfs_revert_creds_as_caller(const struct cred *old);
 int lfs_real_may_read(const struct path *path);
-struct lfs_entry *lfs_entry_alloc(unsigned int nr);
+struct lfs_entry *lfs_entry_alloc(unsigned int nr, bool dir);
 void lfs_entry_free(struct lfs_entry *e);
 int lfs_get_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 		   struct dentry *real, enum lfs_xattr xa, void *buf,

@@ -254,7 +254,8 @@ static int lfs_parts_add(struct lfs_parts *p, struct dentry *real,
 	struct lfs_entry *e = p->e;
 
 	if (e->nr == p->room) {
-		e = lfs_entry_alloc(2 * p->room);
+		/* a walk's scratch: the kept entry is lfs_walk_result()'s */
+		e = lfs_entry_alloc(2 * p->room, false);
 		if (!e)
 			return -ENOMEM;
 		e->upper = p->e->upper;
@@ -867,13 +868,21 @@ static struct dentry *lfs_lookup_index(struct super_block *sb,
 	return lfs_index_lookup(sbi, lfs_ino(sbi, r->layer, lower->i_ino), lower);
 }
 
+/* Does the walk's result show a directory (lfs_get_inode()'s type)? */
+static bool lfs_walk_is_dir(const struct lfs_entry *e)
+{
+	if (e->upper)
+		return d_is_dir(e->upper);
+	return e->nr && d_is_dir(e->real[0].dentry);
+}
+
 /* The exact-size entry the dentry keeps; takes the walk's references. */
 static struct lfs_entry *lfs_walk_result(struct lfs_parts *p)
 {
 	struct lfs_entry *src = p->e;
 	struct lfs_entry *e;
 
-	e = lfs_entry_alloc(src->nr);
+	e = lfs_entry_alloc(src->nr, lfs_walk_is_dir(src));
 	if (!e)
 		return NULL;
 	memcpy(e->real, src->real, src->nr * sizeof(e->real[0]));

@@ -73,7 +73,7 @@ struct lfs_nindex {
 	refcount_t ref;
 	struct rcu_head rcu;
 	struct list_head lru;		/* on lfs_ni_lru while attached */
-	struct lfs_entry *owner;	/* the entry it is attached to */
+	struct lfs_dir_entry *owner;	/* the entry it is attached to */
 	size_t bytes;			/* memory held, when attached */
 	struct lfs_nametab names;
 	struct lfs_ni_occ *occ;
@@ -264,23 +264,23 @@ static struct lfs_nindex *lfs_ni_build(const struct lfs_sb *sbi,
  * Attach @ni to @e, or take the index another lookup attached first.
  * Return: a referenced index.
  */
-static struct lfs_nindex *lfs_ni_attach(struct lfs_entry *e,
+static struct lfs_nindex *lfs_ni_attach(struct lfs_dir_entry *de,
 					struct lfs_nindex *ni)
 {
 	struct lfs_nindex *cur;
 
 	spin_lock(&lfs_ni_lock);
-	cur = rcu_dereference_protected(e->nindex, lockdep_is_held(&lfs_ni_lock));
+	cur = rcu_dereference_protected(de->nindex, lockdep_is_held(&lfs_ni_lock));
 	if (cur) {
 		refcount_inc(&cur->ref);
 	} else {
-		ni->owner = e;
+		ni->owner = de;
 		list_add_tail(&ni->lru, &lfs_ni_lru);
 		lfs_ni_attached_nr++;
 		lfs_ni_pages += DIV_ROUND_UP(ni->bytes, PAGE_SIZE);
 		/* the entry's reference, and the caller's */
 		refcount_inc(&ni->ref);
-		rcu_assign_pointer(e->nindex, ni);
+		rcu_assign_pointer(de->nindex, ni);
 	}
 	spin_unlock(&lfs_ni_lock);
 	if (cur) {
@@ -306,17 +306,17 @@ static void lfs_ni_detach_locked(struct lfs_nindex *ni)
 }
 
 /**
- * lfs_ni_release - drop an entry's index, as the entry goes
- * @e: the entry
+ * lfs_ni_release - drop a directory entry's index, as the entry goes
+ * @de: the entry
  */
-void lfs_ni_release(struct lfs_entry *e)
+void lfs_ni_release(struct lfs_dir_entry *de)
 {
 	struct lfs_nindex *ni;
 
-	if (!rcu_access_pointer(e->nindex))
+	if (!rcu_access_pointer(de->nindex))
 		return;
 	spin_lock(&lfs_ni_lock);
-	ni = rcu_dereference_protected(e->nindex, lockdep_is_held(&lfs_ni_lock));
+	ni = rcu_dereference_protected(de->nindex, lockdep_is_held(&lfs_ni_lock));
 	if (ni)
 		lfs_ni_detach_locked(ni);
 	spin_unlock(&lfs_ni_lock);
@@ -332,13 +332,16 @@ void lfs_ni_release(struct lfs_entry *e)
  * top, never pays for a build.  nameindex=eager builds at the first
  * lookup.
  */
-static bool lfs_ni_wanted(const struct lfs_sb *sbi, const struct lfs_entry *e)
+static bool lfs_ni_wanted(const struct lfs_sb *sbi,
+			  const struct lfs_dir_entry *de)
 {
+	const struct lfs_entry *e = &de->e;
+
 	if (sbi->nameindex == LFS_NAMEINDEX_OFF ||
 	    e->nr < LFS_NI_MIN_INSTANCES || test_bit(LFS_E_NO_INDEX, &e->flags))
 		return false;
 	return sbi->nameindex == LFS_NAMEINDEX_EAGER ||
-	       READ_ONCE(e->walked) >= LFS_NI_BUILD_AFTER * e->nr;
+	       READ_ONCE(de->walked) >= LFS_NI_BUILD_AFTER * e->nr;
 }
 
 /*
@@ -354,12 +357,12 @@ static bool lfs_ni_never(long err)
 }
 
 /* the index attached to @e, referenced, or NULL */
-static struct lfs_nindex *lfs_ni_attached(struct lfs_entry *e)
+static struct lfs_nindex *lfs_ni_attached(struct lfs_dir_entry *de)
 {
 	struct lfs_nindex *ni;
 
 	rcu_read_lock();
-	ni = rcu_dereference(e->nindex);
+	ni = rcu_dereference(de->nindex);
 	if (ni && !refcount_inc_not_zero(&ni->ref))
 		ni = NULL;
 	rcu_read_unlock();
@@ -368,24 +371,24 @@ static struct lfs_nindex *lfs_ni_attached(struct lfs_entry *e)
 
 /* the name index of a directory, built if it is wanted; or NULL */
 static struct lfs_nindex *lfs_ni_get(const struct lfs_sb *sbi,
-				     struct lfs_entry *e)
+				     struct lfs_dir_entry *de)
 {
 	struct lfs_nindex *ni;
 
-	if (!rcu_access_pointer(e->nindex) && !lfs_ni_wanted(sbi, e))
+	if (!rcu_access_pointer(de->nindex) && !lfs_ni_wanted(sbi, de))
 		return NULL;
-	ni = lfs_ni_attached(e);
+	ni = lfs_ni_attached(de);
 	if (ni)
 		return ni;
 
-	ni = lfs_ni_build(sbi, e);
+	ni = lfs_ni_build(sbi, &de->e);
 	if (IS_ERR(ni)) {
 		if (lfs_ni_never(PTR_ERR(ni)))
-			set_bit(LFS_E_NO_INDEX, &e->flags);
+			set_bit(LFS_E_NO_INDEX, &de->e.flags);
 		/* else: walk in full this time, try again next time */
 		return NULL;
 	}
-	return lfs_ni_attach(e, ni);
+	return lfs_ni_attach(de, ni);
 }
 
 /**
@@ -401,7 +404,12 @@ static struct lfs_nindex *lfs_ni_get(const struct lfs_sb *sbi,
 void lfs_ni_start(struct lfs_ni_cursor *c, const struct lfs_sb *sbi,
 		  struct lfs_entry *e)
 {
-	*c = (struct lfs_ni_cursor){ .e = e, .ni = lfs_ni_get(sbi, e) };
+	struct lfs_dir_entry *de = lfs_dir_entry(e);
+
+	*c = (struct lfs_ni_cursor){ .e = e };
+	/* only directories are walked; an index is theirs */
+	if (!WARN_ON_ONCE(!de))
+		c->ni = lfs_ni_get(sbi, de);
 }
 
 /**
@@ -413,12 +421,13 @@ void lfs_ni_start(struct lfs_ni_cursor *c, const struct lfs_sb *sbi,
  */
 void lfs_ni_end(struct lfs_ni_cursor *c)
 {
-	struct lfs_entry *e = c->e;
+	struct lfs_dir_entry *de = lfs_dir_entry(c->e);
 
 	if (c->ni)
 		lfs_ni_put(c->ni);
-	else if (c->visited && READ_ONCE(e->walked) < UINT_MAX - c->visited)
-		WRITE_ONCE(e->walked, READ_ONCE(e->walked) + c->visited);
+	else if (de && c->visited &&
+		 READ_ONCE(de->walked) < UINT_MAX - c->visited)
+		WRITE_ONCE(de->walked, READ_ONCE(de->walked) + c->visited);
 	c->ni = NULL;
 }
 

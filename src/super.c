@@ -726,7 +726,7 @@ static struct dentry *lfs_make_root(struct super_block *sb)
 	struct dentry *root;
 	unsigned int i;
 
-	e = lfs_entry_alloc(sbi->nr_layers);
+	e = lfs_entry_alloc(sbi->nr_layers, true);
 	if (!e)
 		return ERR_PTR(-ENOMEM);
 	for (i = 0; i < sbi->nr_layers; i++) {

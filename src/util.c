@@ -167,14 +167,21 @@ void lfs_instance(const struct lfs_sb *sbi, const struct lfs_entry *e,
 /**
  * lfs_entry_alloc - an empty entry with room for @nr real objects
  * @nr: how many real objects it may hold
+ * @dir: a directory's entry, with a struct lfs_dir_entry around it
  */
-struct lfs_entry *lfs_entry_alloc(unsigned int nr)
+struct lfs_entry *lfs_entry_alloc(unsigned int nr, bool dir)
 {
+	struct lfs_dir_entry *de;
 	struct lfs_entry *e;
 
 	/* charged to the memory cgroup that looks it up, as the dentry is */
-	e = kvzalloc(struct_size(e, real, nr), GFP_KERNEL_ACCOUNT);
-	return e;
+	if (!dir)
+		return kvzalloc(struct_size(e, real, nr), GFP_KERNEL_ACCOUNT);
+	de = kvzalloc(struct_size(de, e.real, nr), GFP_KERNEL_ACCOUNT);
+	if (!de)
+		return NULL;
+	de->e.dir = true;
+	return &de->e;
 }
 
 /**
@@ -183,16 +190,19 @@ struct lfs_entry *lfs_entry_alloc(unsigned int nr)
  */
 void lfs_entry_free(struct lfs_entry *e)
 {
+	struct lfs_dir_entry *de = lfs_dir_entry(e);
 	unsigned int i;
 
 	if (!e)
 		return;
-	lfs_ni_release(e);
-	lfs_listing_release(e);
+	if (de) {
+		lfs_ni_release(de);
+		lfs_listing_release(de);
+	}
 	dput(e->upper);
 	for (i = 0; i < e->nr; i++)
 		dput(e->real[i].dentry);
-	kvfree(e);
+	kvfree(de ? (void *)de : e);
 }
 
 /**

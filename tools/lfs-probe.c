@@ -14,6 +14,9 @@
  *                                read (seekdir to its second entry: offset
  *                                0 is a rewind), a new open and a rewinddir
  *                                list NEW too
+ *   lfs-probe smallbuf DIR SIZE  getdents64 into SIZE-byte buffers, a name
+ *                                a line; each d_off read leads, in another
+ *                                open, to the name that followed
  *   lfs-probe fileops FILE [OUTDIR]
  *                                read, pread, mmap (shared, private),
  *                                splice, sendfile and fadvise agree; prints
@@ -105,6 +108,7 @@
 #include <sys/xattr.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
 
 #include "uapi/layerfs.h"
 
@@ -304,6 +308,96 @@ static int cmd_dirshare(int argc, char **argv)
 	       n, snap, seen_snap ? " with it" : "", fresh,
 	       seen_fresh ? " with it" : "", rewound,
 	       seen_rewound ? " with it" : "");
+	return failures ? 1 : 0;
+}
+
+/* getdents64 records, as the kernel writes them */
+struct probe_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/*
+ * One getdents64 of at most @size bytes at @pos: the first record's name
+ * into @name and its d_off into *@next; 0 at the end, -1 on error.
+ */
+static int getdents_one(int fd, long pos, size_t size, char *name,
+			long *next)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	struct probe_dirent64 *de = (struct probe_dirent64 *)buf;
+	long n;
+
+	if (lseek(fd, pos, SEEK_SET) < 0)
+		return -1;
+	n = syscall(SYS_getdents64, fd, buf, size);
+	if (n <= 0)
+		return n;
+	/* a name is at most NAME_MAX bytes */
+	memcpy(name, de->d_name, strnlen(de->d_name, 255));
+	name[strnlen(de->d_name, 255)] = '\0';
+	*next = de->d_off;
+	return 1;
+}
+
+/*
+ * lfs-probe smallbuf DIR SIZE: list DIR with getdents64 into SIZE-byte
+ * buffers, one name a line; then in a second open, seek to each d_off
+ * read and check the next name is the one that followed.
+ */
+static int cmd_smallbuf(int argc, char **argv)
+{
+	struct pos_name *ents = NULL;
+	size_t n = 0, cap = 0, i, size;
+	long pos = 0, next;
+	char name[256];
+	int fd, r;
+
+	if (argc != 2)
+		return 2;
+	size = strtoul(argv[1], NULL, 0);
+	if (size > 4096)
+		return 2;
+	fd = open(argv[0], O_RDONLY | O_DIRECTORY);
+	if (fd < 0) {
+		perror(argv[0]);
+		return 1;
+	}
+	while ((r = getdents_one(fd, pos, size, name, &next)) > 0) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			ents = realloc(ents, cap * sizeof(*ents));
+			if (!ents)
+				return 2;
+		}
+		ents[n].pos = pos;
+		snprintf(ents[n].name, sizeof(ents[n].name), "%s", name);
+		printf("%s\n", name);
+		n++;
+		pos = next;
+	}
+	if (r < 0) {
+		perror(argv[0]);
+		return 1;
+	}
+	close(fd);
+	fd = open(argv[0], O_RDONLY | O_DIRECTORY);
+	if (fd < 0) {
+		perror(argv[0]);
+		return 1;
+	}
+	/* each position read in the first open, from the last one back */
+	for (i = n; i-- > 0;) {
+		r = getdents_one(fd, ents[i].pos, size, name, &next);
+		if (r <= 0 || strcmp(name, ents[i].name))
+			fail("reopen at %s's offset gave %s", ents[i].name,
+			     r > 0 ? name : "(end)");
+	}
+	close(fd);
+	free(ents);
 	return failures ? 1 : 0;
 }
 
@@ -3016,6 +3110,8 @@ int main(int argc, char **argv)
 		return cmd_seekdir(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "dirshare"))
 		return cmd_dirshare(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "smallbuf"))
+		return cmd_smallbuf(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "fileops"))
 		return cmd_fileops(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "writecalls"))

@@ -182,3 +182,193 @@ d w'
 	[ "$k1" = $((k0 + 1)) ]
 	[ "$k2" = "$k0" ]
 }
+
+# pt_layers FS_TOP FS_BOTTOM MODE: under $WORK, lower layers T (on
+# FS_TOP's $TOP) and B (on FS_BOTTOM's $BOT), an upper u and its workdir
+# w (with T), and E (with T): an empty instance of each directory a test
+# lists, so that a mount with E below reads every one of them merged.
+# Each directory of interest has one instance without E: one, xw and
+# plain in T, low in B, up and uplain in u.  MODE picks the whiteouts
+# inside them: native (all forms), aufs, chardev (userxattr).
+pt_layers() {
+	local mode=$3
+	lfs_workdir "$1"
+	TOP=$WORK
+	lfs_workdir "$2"
+	BOT=$WORK
+	{
+		echo "f T/one/f1 one
+l T/one/s f1
+p T/one/p
+c T/one/c 1 3
+f T/one/sub/deep x
+l T/one/fake .wh.missing
+f T/plain/f p
+l T/plain/s f
+d T/plain/sub
+f T/xw/empty
+f T/xw/full x
+f u/up/f3 three
+l u/up/s3 f3
+f u/uplain/f u
+d u/uplain/sub
+d w
+d E/one
+d E/xw
+d E/plain
+d E/up
+d E/uplain
+d E/low
+d E/newd"
+		case $mode in
+		native) echo "W T/one/gone_c
+w T/one/gone_w
+L T/one/link_wh
+X T/xw
+x T/xw/gone_x
+W u/up/gone_u" ;;
+		aufs) echo "A T/one/gone_a
+f T/one/.wh..wh..opq
+A u/up/gone_u" ;;
+		chardev) echo "W T/one/gone_c
+W u/up/gone_u" ;;
+		esac
+	} | mktree "$TOP"
+	{
+		echo "f B/low/f2 two
+l B/low/s2 f2
+d B/low/sub2"
+		case $mode in
+		aufs) echo "A B/low/gone2" ;;
+		*) echo "W B/low/gone2" ;;
+		esac
+	} | mktree "$BOT"
+}
+
+# pt_listing MNT OUT: every entry below the directories of interest, with
+# its type and st_ino, sorted, into OUT; and d_ino == st_ino throughout
+pt_listing() {
+	"$PROBE" dino "$1"
+	find "$1" -mindepth 2 -printf '%P %y %i\n' >"$TOP/listing"
+	sort "$TOP/listing" >"$2"
+}
+
+# pt_mount OPTS [E]: the pt_layers stack on $TOP/mnt, with OPTS; with E
+# below too if asked
+pt_mount() {
+	mount -t layerfs none "$TOP/mnt" \
+		-o "lowerdir=$TOP/T:$BOT/B${2:+:$TOP/E},upperdir=$TOP/u,workdir=$TOP/w$1"
+}
+
+# pt_compare OPTS: the pt_layers stack mounted with OPTS lists what the
+# same stack with E below, where every directory is merged, lists, d_ino
+# and all; again after a lower file moved into a new directory that has
+# only its upper instance (a copy there).  Without E, only the root is
+# built as a listing.
+pt_compare() {
+	local m=$TOP/mnt b
+	pt_mount "$1"
+	b=$(listings_stat built)
+	pt_listing "$m" "$TOP/pass"
+	echo "builds for the listing: $(($(listings_stat built) - b))"
+	[ "$(listings_stat built)" -le $((b + 1)) ]
+	umount "$m"
+	pt_mount "$1" E
+	pt_listing "$m" "$TOP/merged"
+	umount "$m"
+	diff -u "$TOP/merged" "$TOP/pass"
+	pt_mount "$1"
+	mkdir "$m/newd"
+	mv "$m/low/f2" "$m/newd/f2"
+	pt_listing "$m" "$TOP/pass"
+	umount "$m"
+	pt_mount "$1" E
+	pt_listing "$m" "$TOP/merged"
+	umount "$m"
+	diff -u "$TOP/merged" "$TOP/pass"
+	cat "$TOP/pass"
+	grep -q '^newd/f2 f ' "$TOP/pass"
+	grep -q '^one/s l ' "$TOP/pass"
+	! grep -e gone -e '\.wh\.' "$TOP/pass" || false
+}
+
+@test "a directory with one instance is read straight from it and lists what its merged listing lists, d_ino and all" {
+	pt_layers tmpfs tmpfs native
+	pt_compare ""
+}
+
+@test "a pass-through directory on ext4 and on layers of two filesystems gives d_ino with the filesystem bits" {
+	pt_layers ext4 ext4 native
+	pt_compare ""
+	lfs_cleanup
+	pt_layers tmpfs ext4 native
+	pt_compare ""
+}
+
+@test "a pass-through directory drops aufs whiteouts and markers" {
+	pt_layers tmpfs tmpfs aufs
+	pt_compare ",whiteout=aufs"
+}
+
+@test "a pass-through directory under userxattr shows a copy's own inode number" {
+	pt_layers ext4 ext4 chardev
+	pt_compare ",userxattr"
+}
+
+@test "pass-through directories list what overlay lists" {
+	local lo ov
+	pt_layers tmpfs ext4 native
+	mkdir "$TOP/ovl"
+	mount -t overlay none "$TOP/ovl" -o "lowerdir=$TOP/u:$TOP/T:$BOT/B"
+	mount -t layerfs none "$TOP/mnt" \
+		-o "lowerdir=$TOP/T:$BOT/B,upperdir=$TOP/u,workdir=$TOP/w"
+	for d in plain uplain; do
+		lo=$(find "$TOP/mnt/$d" -printf '%P %y\n' | sort)
+		ov=$(find "$TOP/ovl/$d" -printf '%P %y\n' | sort)
+		diff -u <(echo "$ov") <(echo "$lo")
+		[ -n "$lo" ]
+	done
+}
+
+@test "a pass-through directory of symlinks and whiteouts: telldir, seekdir, rewinddir, small getdents buffers, offsets valid in another open" {
+	local m exp
+	lfs_workdir tmpfs
+	m=$WORK/mnt
+	lfs_untraced bash -c 'for i in $(seq 0 399); do
+		echo "l L0/d/s$i t$i"
+		echo "f L0/d/f$i"
+		[ $((i % 4)) = 0 ] && echo "W L0/d/w$i"
+		[ $((i % 4)) = 1 ] && echo "w L0/d/n$i"
+	done; echo "d L1"' >"$WORK/spec"
+	mktree "$WORK" <"$WORK/spec"
+	lfs_mount_layers "$m" "$WORK/L0" "$WORK/L1"
+	run "$PROBE" seekdir "$m/d"
+	echo "$output"
+	[ "$status" = 0 ]
+	[ "$output" = "802 entries, 802 after rewind" ]
+	exp=$(ls -fa "$m/d" | sort)
+	[ "$(echo "$exp" | wc -l)" = 802 ]
+	for size in 32 48 200; do
+		run "$PROBE" smallbuf "$m/d" $size
+		[ "$status" = 0 ]
+		diff -u <(echo "$exp") <(echo "$output" | sort)
+	done
+	"$PROBE" dino "$m/d"
+}
+
+@test "a pass-through directory that becomes merged while open: the open keeps what it read until rewinddir, a new open lists the change" {
+	local m
+	lfs_workdir tmpfs
+	m=$WORK/mnt
+	{
+		echo "N L0/d/n 0 50 1"
+		echo "d u"
+		echo "d w"
+	} | mktree "$WORK"
+	mount -t layerfs none "$m" -o "lowerdir=$WORK/L0,upperdir=$WORK/u,workdir=$WORK/w"
+	run "$PROBE" dirshare "$m/d" new1
+	echo "$output"
+	[ "$status" = 0 ]
+	[ "$output" = "52 entries; snapshot 51; new open 53 with it; rewind 53 with it" ]
+	[ -d "$WORK/u/d" ]
+}

@@ -59,6 +59,23 @@ userns_ops() {
 	echo "$FS: $OUT"
 }
 
+# userns_same PREP OPS [SPEC]: for layerfs, then overlay: userns_stack with
+# SPEC, the function PREP (what the test changes before the mount, "-"
+# for nothing), userns_ops OPS; each must mount and pass its ops, and
+# both must give the same output.  The last stack is left in W.
+userns_same() {
+	local fs ref=
+	for fs in layerfs overlay; do
+		userns_stack "$fs" "${3:-}"
+		[ "$1" = - ] || "$1"
+		userns_ops "$2"
+		[[ $OUT == "mount: ok"* ]]
+		[[ $OUT != *FAIL* ]]
+		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
+		ref=$OUT
+	done
+}
+
 @test "uid 1000 in a user namespace of its own mounts layers it owns and reads and writes through them as through overlay: a copy-up, a new file, a 0/0 device whiteout, userxattr in /proc/mounts" {
 	local fs ref= mounts
 	for fs in layerfs overlay; do
@@ -109,21 +126,17 @@ owner c => 0:0'
 	done
 }
 
+# L1, root's alone
+l1_of_root() {
+	chown 0:0 "$W/L1"
+	chmod 0700 "$W/L1"
+}
+
 @test "a lower layer whose directory the mounter cannot read fails a listing and a lookup in it with EACCES, as on overlay" {
-	local fs ref=
-	for fs in layerfs overlay; do
-		userns_stack "$fs"
-		chown 0:0 "$WORK/L1"
-		chmod 0700 "$WORK/L1"
-		userns_ops 'read a => a
+	userns_same l1_of_root 'read a => a
 count . => EACCES
 kind b => EACCES
 read d/y'
-		[[ $OUT == "mount: ok"* ]]
-		[[ $OUT != *FAIL* ]]
-		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
-		ref=$OUT
-	done
 }
 
 @test "in a user namespace 500 lower layers mount and 501 are refused with EINVAL, as on overlay" {
@@ -184,69 +197,49 @@ read a => a' >"$W/ops"
 	done
 }
 
+# L0/o, of an id the namespace does not map, writable by all
+o_unmapped() {
+	chown 2000:2000 "$W/L0/o"
+	chmod 0666 "$W/L0/o"
+}
+
 @test "a lower file whose owner is not mapped in the mounter's namespace is not copied up: EOVERFLOW on a write, nothing in the upper layer, as on overlay" {
-	local fs ref=
-	for fs in layerfs overlay; do
-		userns_stack "$fs" 'f L0/o data'
-		chown 2000:2000 "$W/L0/o"
-		chmod 0666 "$W/L0/o"
-		userns_ops 'owner o => 65534:65534
+	userns_same o_unmapped 'owner o => 65534:65534
 append o X => EOVERFLOW
-read o => data'
-		[[ $OUT == "mount: ok"* ]]
-		[[ $OUT != *FAIL* ]]
-		[ ! -e "$W/u/o" ]
-		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
-		ref=$OUT
-	done
+read o => data
+kind '"$W"'/u/o => absent' 'f L0/o data'
 }
 
 @test "root of the user namespace cannot set trusted.* xattrs through the mount, as on overlay" {
-	local fs ref=
-	for fs in layerfs overlay; do
-		userns_stack "$fs"
-		userns_ops 'setxattr a trusted.x v => EPERM
+	userns_same - 'setxattr a trusted.x v => EPERM
 setxattr a trusted.overlay.opaque y => EPERM
 getxattr a trusted.x => ENODATA'
-		[[ $OUT == "mount: ok"* ]]
-		[[ $OUT != *FAIL* ]]
-		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
-		ref=$OUT
-	done
+}
+
+# L0/r, root's alone
+r_of_root() {
+	chown 0:0 "$W/L0/r"
+	chmod 0600 "$W/L0/r"
 }
 
 @test "root of the user namespace cannot read through the mount a lower file mode 0600 of root (not mapped): EACCES, as on overlay" {
-	local fs ref=
-	for fs in layerfs overlay; do
-		userns_stack "$fs" 'f L0/r secret'
-		chown 0:0 "$W/L0/r"
-		chmod 0600 "$W/L0/r"
-		userns_ops 'read r => EACCES
+	userns_same r_of_root 'read r => EACCES
 append r X => EACCES
-owner r => 65534:65534'
-		[[ $OUT == "mount: ok"* ]]
-		[[ $OUT != *FAIL* ]]
-		[ ! -e "$W/u/r" ]
-		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
-		ref=$OUT
-	done
+owner r => 65534:65534
+kind '"$W"'/u/r => absent' 'f L0/r secret'
+}
+
+# a tmpfs mounted on the stack's directory, which the layers share
+submount() {
+	mkdir "$W/sub"
+	mount -t tmpfs none "$W/sub"
 }
 
 @test "layers and upper on a mount with a submount, locked in the user namespace, mount: each is cloned at its own directory, as overlay clones" {
-	local fs ref=
-	for fs in layerfs overlay; do
-		userns_stack "$fs"
-		mkdir "$W/sub"
-		mount -t tmpfs none "$W/sub"
-		userns_ops 'read a => a
+	userns_same submount 'read a => a
 read b => b
 append b +new
 read b => b+new'
-		[[ $OUT == "mount: ok"* ]]
-		[[ $OUT != *FAIL* ]]
-		[ -z "$ref" ] || same_text "layerfs and overlay results" "$ref" "$OUT"
-		ref=$OUT
-	done
 }
 
 @test "layers, upper and work given as descriptors (layerfs-mount --by-fd) mount in a user namespace as paths do" {

@@ -101,15 +101,6 @@ static atomic_long_t lfs_rd_builds = ATOMIC_LONG_INIT(0);
 /* per open directory */
 struct lfs_dir_file {
 	struct lfs_listing *listing;	/* built on first read, NULL after rewind */
-	/*
-	 * pass-through (lfs_pt_open()): the directory's one instance, opened
-	 * as the mounter, and what it is; NULL: the merged listing is read
-	 */
-	struct file *realfile;
-	struct lfs_real real;		/* no references: the entry holds them */
-	/* a name the pass-through stopped at, to look it up unlocked */
-	struct lfs_dirent pending;
-	char name[NAME_MAX + 1];	/* its bytes */
 };
 
 static void lfs_listing_free(struct lfs_listing *l)
@@ -160,14 +151,15 @@ struct lfs_rd_ctx {
 };
 
 /*
- * Must the name, listed by instance @r, be looked up?  When it may be a
- * whiteout, and in the upper layer always: a copied-up object shows its
- * lower original's inode number.
+ * Must the name be looked up?  When it may be a whiteout, and in the
+ * upper layer always: a copied-up object shows its lower original's
+ * inode number.
  */
-static bool lfs_rd_needs_check(const struct lfs_sb *sbi,
-			       const struct lfs_real *r, unsigned int type)
+static bool lfs_rd_needs_check(const struct lfs_rd_ctx *rd, unsigned int type)
 {
-	if (r->layer == sbi->upper)
+	unsigned int dir_flags = rd->real->flags;
+
+	if (rd->real->layer == rd->sbi->upper)
 		return true;
 	switch (type) {
 	case DT_CHR:
@@ -175,7 +167,7 @@ static bool lfs_rd_needs_check(const struct lfs_sb *sbi,
 	case DT_UNKNOWN:
 		return true;
 	case DT_REG:
-		return r->flags & LFS_REAL_XWHITEOUTS;
+		return dir_flags & LFS_REAL_XWHITEOUTS;
 	}
 	return false;
 }
@@ -233,7 +225,7 @@ static bool lfs_rd_actor(struct dir_context *ctx, const char *name, int len,
 	}
 	d->type = type;
 	d->ino = lfs_ino(rd->sbi, rd->real->layer, ino);
-	d->check = lfs_rd_needs_check(rd->sbi, rd->real, type);
+	d->check = lfs_rd_needs_check(rd, type);
 
 	rd->err = lfs_listing_append(l, d);
 	return !rd->err;
@@ -291,35 +283,6 @@ static void lfs_rd_upper_ino(const struct lfs_sb *sbi, struct lfs_dirent *d,
 }
 
 /*
- * Look @d, a name @r listed, up in @r: is it a whiteout; if not, its
- * type when the listing did not say it, and in the upper layer its d_ino
- * (lfs_rd_upper_ino()).  Caller runs as the mounter, with @r's lock
- * released.
- */
-static int lfs_rd_check_name(const struct lfs_sb *sbi, const struct lfs_real *r,
-			     struct lfs_dirent *d)
-{
-	struct dentry *real;
-
-	real = lookup_one_unlocked(mnt_user_ns(r->layer->mnt), d->n.name,
-				   r->dentry, d->n.len);
-	if (IS_ERR(real))
-		return PTR_ERR(real);
-	if (d_is_positive(real)) {
-		d->whiteout = lfs_is_whiteout(sbi, r->layer, real, r->flags);
-		if (d->type == DT_UNKNOWN)
-			d->type = fs_umode_to_dtype(d_inode(real)->i_mode);
-		if (!d->whiteout && r->layer == sbi->upper)
-			lfs_rd_upper_ino(sbi, d, real);
-	} else {
-		/* vanished from a layer that must not change */
-		d->whiteout = true;
-	}
-	dput(real);
-	return 0;
-}
-
-/*
  * After a layer is read (its lock released), look up the new names that
  * may be whiteouts.  A whiteout stays hashed, to hide the name below, but
  * leaves the listing; a name of unknown type learns its type.  aufs
@@ -329,18 +292,33 @@ static int lfs_rd_check_layer(const struct lfs_sb *sbi, struct lfs_listing *l,
 			      unsigned int from, const struct lfs_real *r)
 {
 	unsigned int i, out = from;
-	int err;
 
 	for (i = from; i < l->count; i++) {
 		struct lfs_dirent *d = l->order[i];
+		struct dentry *real;
 
-		err = 0;
-		if (d->aufs)
-			err = lfs_rd_aufs_hide(l, d);
-		else if (d->check)
-			err = lfs_rd_check_name(sbi, r, d);
-		if (err)
-			return err;
+		if (d->aufs) {
+			int err = lfs_rd_aufs_hide(l, d);
+
+			if (err)
+				return err;
+		} else if (d->check) {
+			real = lookup_one_unlocked(mnt_user_ns(r->layer->mnt),
+						   d->n.name, r->dentry, d->n.len);
+			if (IS_ERR(real))
+				return PTR_ERR(real);
+			if (d_is_positive(real)) {
+				d->whiteout = lfs_is_whiteout(sbi, r->layer, real, r->flags);
+				if (d->type == DT_UNKNOWN)
+					d->type = fs_umode_to_dtype(d_inode(real)->i_mode);
+				if (!d->whiteout && r->layer == sbi->upper)
+					lfs_rd_upper_ino(sbi, d, real);
+			} else {
+				/* vanished from a layer that must not change */
+				d->whiteout = true;
+			}
+			dput(real);
+		}
 		if (!d->whiteout)
 			l->order[out++] = d;
 	}
@@ -599,171 +577,11 @@ void lfs_listing_release(struct lfs_dir_entry *de)
 		lfs_listing_drop(de, false);
 }
 
-/*
- * Pass-through: a directory with one instance, the upper or a single
- * lower one, is read straight from it, as overlay reads a directory that
- * is not merged, with no listing built or kept.  Positions are the real
- * directory's, so they are as stable across opens as that filesystem
- * makes them.  What a listing would change is changed on the way: the
- * real "." and ".." show layerfs's numbers, d_ino gets the layer's
- * filesystem bits (lfs_ino()), ".wh." names are dropped with
- * whiteout=aufs, and a name that must be looked up (lfs_rd_needs_check():
- * a possible whiteout, or any upper name, whose copy may show its
- * origin's number) stops the real read, is looked up with the real
- * directory's lock released (lfs_rd_check_name(), as a build does), and
- * the read resumes at it, skipping it once.  The real filesystem does not
- * advance past an entry its actor refused, which getdents into a full
- * buffer relies on too.
- *
- * An open keeps reading the instance it opened until rewinddir(): a lower
- * directory does not change, and if it became merged meanwhile (a
- * copy-up gave it an upper instance), the open goes on as the snapshot it
- * was, and the rewind, like the next open, reads the merged listing.  An
- * upper-only directory shows changes as its filesystem does.
- */
-struct lfs_pt_ctx {
-	struct dir_context ctx;
-	struct dir_context *caller;	/* the getdents being served */
-	struct lfs_dir_file *df;
-	const struct lfs_sb *sbi;
-	u64 dir_ino;			/* "." */
-	u64 parent_ino;			/* ".." */
-	bool pending;			/* stopped at df->pending */
-	bool skip;			/* the next entry may be df->pending, done */
-	bool full;			/* the caller took no more */
-};
-
-static bool lfs_pt_emit(struct lfs_pt_ctx *pt, const char *name, int len,
-			loff_t offset, u64 ino, unsigned int type)
-{
-	if (!pt->caller->actor(pt->caller, name, len, offset, ino, type)) {
-		pt->full = true;
-		return false;
-	}
-	return true;
-}
-
-static bool lfs_pt_actor(struct dir_context *ctx, const char *name, int len,
-			 loff_t offset, u64 ino, unsigned int type)
-{
-	struct lfs_pt_ctx *pt = container_of(ctx, struct lfs_pt_ctx, ctx);
-	struct lfs_dir_file *df = pt->df;
-	struct lfs_dirent *d = &df->pending;
-	bool skip = pt->skip;
-
-	pt->skip = false;
-	if (len <= 2 && name[0] == '.' && (len == 1 || name[1] == '.'))
-		return lfs_pt_emit(pt, name, len, offset,
-				   len == 1 ? pt->dir_ino : pt->parent_ino,
-				   DT_DIR);
-	/* looked up, and emitted unless a whiteout, before the stop */
-	if (skip && len == d->n.len && !memcmp(name, df->name, len))
-		return true;
-	if (lfs_aufs(pt->sbi) && lfs_is_aufs_name(name, len))
-		return true;
-	ino = lfs_ino(pt->sbi, df->real.layer, ino);
-	if (!lfs_rd_needs_check(pt->sbi, &df->real, type))
-		return lfs_pt_emit(pt, name, len, offset, ino, type);
-
-	/* stop here: lfs_pt_iterate() looks it up and resumes */
-	memcpy(df->name, name, len);
-	*d = (struct lfs_dirent){
-		.n.name = df->name,
-		.n.len = len,
-		.ino = ino,
-		.type = type,
-	};
-	pt->pending = true;
-	return false;
-}
-
-/*
- * Read the real directory from @ctx->pos into @ctx.  Caller holds the
- * file's position lock (getdents); runs as the mounter.
- */
-static int lfs_pt_iterate(struct file *file, struct dir_context *ctx)
-{
-	struct lfs_dir_file *df = file->private_data;
-	struct dentry *dentry = file->f_path.dentry;
-	struct lfs_pt_ctx pt = {
-		.ctx.actor = lfs_pt_actor,
-		.caller = ctx,
-		.df = df,
-		.sbi = LFS_SB(dentry->d_sb),
-		.dir_ino = file_inode(file)->i_ino,
-		.parent_ino = parent_ino(dentry),
-	};
-	const struct cred *old_cred;
-	int err;
-
-	old_cred = lfs_override_creds(dentry->d_sb);
-	for (;;) {
-		pt.pending = false;
-		pt.ctx.pos = ctx->pos;
-		err = iterate_dir(df->realfile, &pt.ctx);
-		ctx->pos = pt.ctx.pos;
-		if (err || !pt.pending)
-			break;
-		/* the real read stopped at the pending name */
-		err = lfs_rd_check_name(pt.sbi, &df->real, &df->pending);
-		if (err)
-			break;
-		if (!df->pending.whiteout &&
-		    !lfs_pt_emit(&pt, df->name, df->pending.n.len, ctx->pos,
-				 df->pending.ino, df->pending.type))
-			break;
-		pt.skip = true;
-	}
-	revert_creds(old_cred);
-	return err;
-}
-
-/*
- * Read @file's directory straight from its one instance, if it has only
- * one and the mounter may read it; else (or on any error) leave it to
- * the merged listing, which reports the error at the read as it does for
- * merged directories.
- */
-static void lfs_pt_open(struct file *file, struct lfs_dir_file *df)
-{
-	struct dentry *dentry = file->f_path.dentry;
-	const struct lfs_entry *e = LFS_E(dentry);
-	struct dentry *upper = lfs_upper(dentry);
-	const struct cred *old_cred;
-	struct file *realfile;
-	struct path path;
-
-	if (lfs_nr_instances(e, upper) != 1)
-		return;
-	lfs_instance(LFS_SB(dentry->d_sb), e, upper, 0, &df->real);
-	path.mnt = df->real.layer->mnt;
-	path.dentry = df->real.dentry;
-	old_cred = lfs_override_creds(dentry->d_sb);
-	realfile = ERR_PTR(lfs_real_may_read(&path));
-	if (!IS_ERR(realfile))
-		/* the layerfs directory's atime is what counts */
-		realfile = dentry_open(&path, O_RDONLY | O_DIRECTORY |
-				       O_LARGEFILE | O_NOATIME, current_cred());
-	revert_creds(old_cred);
-	if (!IS_ERR(realfile))
-		df->realfile = realfile;
-}
-
-/* Stop a pass-through open: it reads the merged listing from now on. */
-static void lfs_pt_close(struct lfs_dir_file *df)
-{
-	if (df->realfile)
-		fput(df->realfile);
-	df->realfile = NULL;
-}
-
 static int lfs_iterate(struct file *file, struct dir_context *ctx)
 {
 	struct lfs_dir_file *df = file->private_data;
 	struct lfs_listing *l;
 
-	if (df->realfile)
-		return lfs_pt_iterate(file, ctx);
 	if (!dir_emit_dots(file, ctx))
 		return 0;
 
@@ -785,42 +603,11 @@ static int lfs_iterate(struct file *file, struct dir_context *ctx)
 	return 0;
 }
 
-/*
- * A pass-through open seeks its real directory.  Caller holds the file's
- * position lock, as getdents does.
- */
-static loff_t lfs_pt_llseek(struct file *file, loff_t offset, int whence)
-{
-	struct lfs_dir_file *df = file->private_data;
-	loff_t pos;
-
-	pos = vfs_llseek(df->realfile, offset, whence);
-	if (pos >= 0 && pos != file->f_pos) {
-		file->f_pos = pos;
-		file->f_version = 0;
-	}
-	return pos;
-}
-
-/* Does a rewind of @file find its pass-through directory merged now? */
-static bool lfs_pt_merged(struct file *file, loff_t offset, int whence)
-{
-	struct dentry *dentry = file->f_path.dentry;
-
-	return offset == 0 && whence == SEEK_SET &&
-	       lfs_nr_instances(LFS_E(dentry), lfs_upper(dentry)) != 1;
-}
-
 static loff_t lfs_dir_llseek(struct file *file, loff_t offset, int whence)
 {
 	struct lfs_dir_file *df = file->private_data;
 	loff_t pos;
 
-	/* a rewind reads the directory as it is now */
-	if (df->realfile && lfs_pt_merged(file, offset, whence))
-		lfs_pt_close(df);
-	if (df->realfile)
-		return lfs_pt_llseek(file, offset, whence);
 	switch (whence) {
 	case SEEK_SET:
 		pos = offset;
@@ -853,7 +640,6 @@ static int lfs_dir_open(struct inode *inode, struct file *file)
 	if (!df)
 		return -ENOMEM;
 	file->private_data = df;
-	lfs_pt_open(file, df);
 	return 0;
 }
 
@@ -861,7 +647,6 @@ static int lfs_dir_release(struct inode *inode, struct file *file)
 {
 	struct lfs_dir_file *df = file->private_data;
 
-	lfs_pt_close(df);
 	lfs_listing_put(df->listing);
 	kfree(df);
 	return 0;

@@ -345,7 +345,8 @@ static int lfs_create_object(struct inode *dir, struct dentry *dentry,
 	err = lfs_copy_up(parent);
 	if (err)
 		return err;
-	err = lfs_override_creds_as_caller(dentry, nw->link_to ? 0 : nw->mode,
+	err = lfs_override_creds_as_caller(nw->mnt_userns, dentry,
+					   nw->link_to ? 0 : nw->mode,
 					   &old_cred);
 	if (err)
 		return err;
@@ -417,7 +418,10 @@ static int lfs_create_new(struct inode *dir, struct dentry *dentry,
 int lfs_create(struct user_namespace *mnt_userns, struct inode *dir,
 	       struct dentry *dentry, umode_t mode, bool excl)
 {
-	struct lfs_new nw = { .mode = (mode & 07777) | S_IFREG };
+	struct lfs_new nw = {
+		.mode = (mode & 07777) | S_IFREG,
+		.mnt_userns = mnt_userns,
+	};
 
 	return lfs_create_new(dir, dentry, &nw);
 }
@@ -425,7 +429,10 @@ int lfs_create(struct user_namespace *mnt_userns, struct inode *dir,
 int lfs_mkdir(struct user_namespace *mnt_userns, struct inode *dir,
 	      struct dentry *dentry, umode_t mode)
 {
-	struct lfs_new nw = { .mode = (mode & 07777) | S_IFDIR };
+	struct lfs_new nw = {
+		.mode = (mode & 07777) | S_IFDIR,
+		.mnt_userns = mnt_userns,
+	};
 
 	return lfs_create_new(dir, dentry, &nw);
 }
@@ -433,7 +440,11 @@ int lfs_mkdir(struct user_namespace *mnt_userns, struct inode *dir,
 int lfs_mknod(struct user_namespace *mnt_userns, struct inode *dir,
 	      struct dentry *dentry, umode_t mode, dev_t rdev)
 {
-	struct lfs_new nw = { .mode = mode, .rdev = rdev };
+	struct lfs_new nw = {
+		.mode = mode,
+		.rdev = rdev,
+		.mnt_userns = mnt_userns,
+	};
 
 	/* a 0/0 character device is a whiteout to upstream overlayfs */
 	if (S_ISCHR(mode) && rdev == WHITEOUT_DEV)
@@ -444,14 +455,25 @@ int lfs_mknod(struct user_namespace *mnt_userns, struct inode *dir,
 int lfs_symlink(struct user_namespace *mnt_userns, struct inode *dir,
 		struct dentry *dentry, const char *link)
 {
-	struct lfs_new nw = { .mode = S_IFLNK | 0777, .symlink = link };
+	struct lfs_new nw = {
+		.mode = S_IFLNK | 0777,
+		.symlink = link,
+		.mnt_userns = mnt_userns,
+	};
 
 	return lfs_create_new(dir, dentry, &nw);
 }
 
+/*
+ * 6.1 passes ->link() no idmapping: the VFS checked the caller through it
+ * (may_linkat()), and a link makes no new object to own.
+ */
 int lfs_link(struct dentry *old, struct inode *dir, struct dentry *new)
 {
-	struct lfs_new nw = { .mode = d_inode(old)->i_mode };
+	struct lfs_new nw = {
+		.mode = d_inode(old)->i_mode,
+		.mnt_userns = &init_user_ns,
+	};
 	int err;
 
 	/* before the copy-up, which would be for nothing */
@@ -488,8 +510,8 @@ int lfs_tmpfile(struct user_namespace *mnt_userns, struct inode *dir,
 		return err;
 	upperdir.mnt = sbi->upper->mnt;
 	upperdir.dentry = lfs_upper(parent);
-	err = lfs_override_creds_as_caller(dentry, (mode & 07777) | S_IFREG,
-					   &old_cred);
+	err = lfs_override_creds_as_caller(mnt_userns, dentry,
+					   (mode & 07777) | S_IFREG, &old_cred);
 	if (err)
 		goto out_drop;
 	realfile = vfs_tmpfile_open(mnt_user_ns(sbi->upper->mnt), &upperdir,

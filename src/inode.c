@@ -578,6 +578,11 @@ static int lfs_getattr(struct user_namespace *mnt_userns,
 	if (err)
 		return err;
 
+	/* the owners in the filesystem's view, as this mount shows them */
+	stat->uid = vfsuid_into_kuid(make_vfsuid(mnt_userns, i_user_ns(inode),
+						 stat->uid));
+	stat->gid = vfsgid_into_kgid(make_vfsgid(mnt_userns, i_user_ns(inode),
+						 stat->gid));
 	stat->dev = inode->i_sb->s_dev;
 	stat->ino = lfs_stat_ino(inode);
 	if (S_ISDIR(inode->i_mode)) {
@@ -618,8 +623,8 @@ static int lfs_permission(struct user_namespace *mnt_userns,
 	if (!real)
 		return -ECHILD;
 
-	/* the caller, against what layerfs shows */
-	err = generic_permission(&init_user_ns, inode, mask);
+	/* the caller, against what layerfs shows through its mount */
+	err = generic_permission(mnt_userns, inode, mask);
 	if (err)
 		return err;
 
@@ -637,11 +642,31 @@ static int lfs_permission(struct user_namespace *mnt_userns,
 }
 
 /*
+ * A new owner arrives in the layerfs mount's view (ia_vfsuid, ia_vfsgid);
+ * the upper object takes it in the filesystem's view, which is what the
+ * upper mount shows (layerfs's inodes hold the owners layer mounts show).
+ * notify_change() checked that it maps.
+ */
+static void lfs_attr_owner_to_fs(struct user_namespace *mnt_userns,
+				 struct inode *inode, struct iattr *attr)
+{
+	struct user_namespace *fs_userns = i_user_ns(inode);
+
+	if (attr->ia_valid & ATTR_UID)
+		attr->ia_vfsuid = VFSUIDT_INIT(from_vfsuid(mnt_userns, fs_userns,
+							   attr->ia_vfsuid));
+	if (attr->ia_valid & ATTR_GID)
+		attr->ia_vfsgid = VFSGIDT_INIT(from_vfsgid(mnt_userns, fs_userns,
+							   attr->ia_vfsgid));
+}
+
+/*
  * Attributes change in the upper layer, after a copy-up.  The caller is
  * checked by setattr_prepare() on the layerfs inode, with the caller's
- * credentials; the upper copy then changes as the mounter, as prepared
- * (setattr_prepare() drops S_ISGID from a mode that the caller may not
- * give, which the mounter's rights would keep).
+ * credentials, through the layerfs mount's idmapping; the upper copy
+ * then changes as the mounter, as prepared (setattr_prepare() drops
+ * S_ISGID from a mode that the caller may not give, which the mounter's
+ * rights would keep), with a new owner mapped into the filesystem's view.
  */
 int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		struct iattr *attr)
@@ -653,10 +678,11 @@ int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	struct dentry *upper;
 	int err;
 
-	err = setattr_prepare(&init_user_ns, dentry, attr);
+	err = setattr_prepare(mnt_userns, dentry, attr);
 	if (err)
 		return err;
 	real_attr = *attr;
+	lfs_attr_owner_to_fs(mnt_userns, inode, &real_attr);
 	if ((attr->ia_valid & ATTR_SIZE) && !attr->ia_size)
 		cu_flags |= LFS_CU_NODATA;
 	/*

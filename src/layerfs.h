@@ -518,6 +518,8 @@ struct lfs_new {
 	const char *symlink;		/* symlink target */
 	struct dentry *link_to;		/* upper object to hard-link instead */
 	bool opaque;			/* a directory that must hide lower ones */
+	/* the layerfs mount's idmapping, for the new object's owner */
+	struct user_namespace *mnt_userns;
 };
 
 int lfs_work_prepare(struct fs_context *fc, struct lfs_sb *sbi);
@@ -603,7 +605,8 @@ __printf(2, 3) void lfs_info(struct fs_context *fc, const char *fmt, ...);
 /* lfs_err() for an invalid configuration; evaluates to -EINVAL */
 #define lfs_inval(fc, fmt, ...)	({ lfs_err(fc, fmt, ##__VA_ARGS__); -EINVAL; })
 const struct cred *lfs_override_creds(struct super_block *sb);
-int lfs_override_creds_as_caller(struct dentry *dentry, umode_t mode,
+int lfs_override_creds_as_caller(struct user_namespace *mnt_userns,
+				 struct dentry *dentry, umode_t mode,
 				 const struct cred **old);
 void lfs_revert_creds_as_caller(const struct cred *old);
 int lfs_real_may_read(const struct path *path);

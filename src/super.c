@@ -976,8 +976,13 @@ static int lfs_init_fs_context(struct fs_context *fc)
 static struct file_system_type lfs_fs_type = {
 	.owner			= THIS_MODULE,
 	.name			= LFS_FSTYPE,
-	/* the rules there: docs/security.md, "Mounting in a user namespace" */
-	.fs_flags		= FS_USERNS_MOUNT,
+	/*
+	 * The rules there: docs/security.md, "Mounting in a user namespace"
+	 * and "Idmapped mounts".  Every inode operation given an idmapping
+	 * honours it, so a detached layerfs mount may be idmapped by root
+	 * of the namespace that owns the superblock (can_idmap_mount()).
+	 */
+	.fs_flags		= FS_USERNS_MOUNT | FS_ALLOW_IDMAP,
 	.init_fs_context	= lfs_init_fs_context,
 	.parameters		= lfs_param_spec,
 	.kill_sb		= kill_anon_super,

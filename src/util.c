@@ -69,6 +69,7 @@ const struct cred *lfs_override_creds(struct super_block *sb)
 
 /**
  * lfs_override_creds_as_caller - create objects owned by the caller
+ * @mnt_userns: the idmapping of the layerfs mount the caller came through
  * @dentry: the layerfs dentry the new object is made for
  * @mode: the new object's type and permissions, or 0 for a hard link
  *	(no new inode, nothing for a security module to label)
@@ -81,15 +82,24 @@ const struct cred *lfs_override_creds(struct super_block *sb)
  * the directory's group, which an object made in work/ (where nothing
  * is inherited) must have too.  An LSM sees the caller's credentials and
  * may label the new ones (security_dentry_create_files_as), as it does
- * under overlayfs.
+ * under overlayfs.  On an idmapped layerfs mount the owner is the
+ * caller's fsuid and fsgid mapped through the mount's idmapping into the
+ * filesystem's view, as inode_init_owner() gives it on any filesystem;
+ * the VFS refused the creation (EOVERFLOW) if they have no mapping there.
  */
-int lfs_override_creds_as_caller(struct dentry *dentry, umode_t mode,
+int lfs_override_creds_as_caller(struct user_namespace *mnt_userns,
+				 struct dentry *dentry, umode_t mode,
 				 const struct cred **old)
 {
-	kuid_t fsuid = current_fsuid();
-	kgid_t fsgid = current_fsgid();
+	struct user_namespace *fs_userns = dentry->d_sb->s_user_ns;
+	kuid_t fsuid = mapped_fsuid(mnt_userns, fs_userns);
+	kgid_t fsgid = mapped_fsgid(mnt_userns, fs_userns);
 	struct cred *cred;
 	int err;
+
+	/* unreachable: may_create() and vfs_tmpfile() checked the mapping */
+	if (WARN_ON_ONCE(!uid_valid(fsuid) || !gid_valid(fsgid)))
+		return -EOVERFLOW;
 
 	/* a copy of the mounter's credentials */
 	*old = lfs_override_creds(dentry->d_sb);

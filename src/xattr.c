@@ -206,7 +206,7 @@ static int lfs_xattr_set(const struct xattr_handler *handler,
 	 * mounter.  Only the owner may ask, before anything is copied up.
 	 */
 	if (!strncmp(name, XATTR_SYSTEM_PREFIX, XATTR_SYSTEM_PREFIX_LEN) &&
-	    !inode_owner_or_capable(&init_user_ns, inode))
+	    !inode_owner_or_capable(mnt_userns, inode))
 		return -EPERM;
 	return lfs_xattr_change(dentry, inode, name, value, size, flags,
 				false);
@@ -234,9 +234,39 @@ static bool lfs_upper_has_acls(struct inode *inode)
 }
 
 /*
+ * An ACL set through an idmapped layerfs mount names its ids in the
+ * mount's view; the upper object takes them in the filesystem's view,
+ * the one @acl holds (vfs_set_acl_prepare()).  Return: the value to
+ * store, @value itself or a buffer for the caller to kfree(), or an
+ * ERR_PTR.
+ */
+static const void *lfs_acl_value_to_fs(struct user_namespace *mnt_userns,
+				       struct inode *inode,
+				       const struct posix_acl *acl,
+				       const void *value, size_t *size)
+{
+	void *buf;
+	int err;
+
+	if (!acl || no_idmapping(mnt_userns, i_user_ns(inode)))
+		return value;
+	*size = posix_acl_xattr_size(acl->a_count);
+	buf = kmalloc(*size, GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	err = posix_acl_to_xattr(&init_user_ns, acl, buf, *size);
+	if (err < 0) {
+		kfree(buf);
+		return ERR_PTR(err);
+	}
+	return buf;
+}
+
+/*
  * Set or remove an ACL: the caller is checked here, with the caller's
- * credentials on the layerfs inode, as set_posix_acl() checks on a plain
- * filesystem; the ACL is parsed and checked before any copy-up.
+ * credentials on the layerfs inode through the mount's idmapping, as
+ * set_posix_acl() checks on a plain filesystem; the ACL is parsed and
+ * checked before any copy-up.
  */
 static int lfs_acl_xattr_set(const struct xattr_handler *handler,
 			     struct user_namespace *mnt_userns,
@@ -246,13 +276,14 @@ static int lfs_acl_xattr_set(const struct xattr_handler *handler,
 {
 	struct posix_acl *acl = NULL;
 	int type = handler->flags;
+	const void *fs_value;
 	bool kill_sgid;
 	int err;
 
 	if (!IS_ENABLED(CONFIG_FS_POSIX_ACL) || S_ISLNK(inode->i_mode))
 		return -EOPNOTSUPP;
 	if (value) {
-		acl = vfs_set_acl_prepare(&init_user_ns, &init_user_ns, value,
+		acl = vfs_set_acl_prepare(mnt_userns, i_user_ns(inode), value,
 					  size);
 		if (IS_ERR(acl))
 			return PTR_ERR(acl);
@@ -266,7 +297,7 @@ static int lfs_acl_xattr_set(const struct xattr_handler *handler,
 		goto out_release;
 	}
 	err = -EPERM;
-	if (!inode_owner_or_capable(&init_user_ns, inode))
+	if (!inode_owner_or_capable(mnt_userns, inode))
 		goto out_release;
 	/*
 	 * Every id must map into the namespace that mounted us (unmapped
@@ -281,10 +312,17 @@ static int lfs_acl_xattr_set(const struct xattr_handler *handler,
 
 	/* what posix_acl_update_mode() would decide for the caller */
 	kill_sgid = type == ACL_TYPE_ACCESS && acl &&
-		    (inode->i_mode & S_ISGID) && !in_group_p(inode->i_gid) &&
-		    !capable_wrt_inode_uidgid(&init_user_ns, inode, CAP_FSETID);
-	err = lfs_xattr_change(dentry, inode, handler->name, value, size,
+		    (inode->i_mode & S_ISGID) &&
+		    !vfsgid_in_group_p(i_gid_into_vfsgid(mnt_userns, inode)) &&
+		    !capable_wrt_inode_uidgid(mnt_userns, inode, CAP_FSETID);
+	fs_value = lfs_acl_value_to_fs(mnt_userns, inode, acl, value, &size);
+	err = PTR_ERR_OR_ZERO(fs_value);
+	if (err)
+		goto out_release;
+	err = lfs_xattr_change(dentry, inode, handler->name, fs_value, size,
 			       flags, kill_sgid);
+	if (fs_value != value)
+		kfree(fs_value);
 out_release:
 	posix_acl_release(acl);
 	return err;

@@ -70,8 +70,11 @@
  *                                "NAME: 0", "NAME: 1" or the errno; a NAME
  *                                "len=N,TEXT" passes TEXT with namelen N
  *                                (NULs after it), "flags=F,TEXT" flags F
- *   lfs-probe idmap SRC DST      bind SRC at DST as an idmapped mount that
- *                                shows ids 0-65535 as 100000-165535
+ *   lfs-probe idmap SRC DST [MAP]
+ *                                bind SRC at DST as an idmapped mount that
+ *                                shows ids 0-65535 as 100000-165535, or as
+ *                                MAP says: uid_map lines "FS MOUNT COUNT"
+ *                                joined by ',' (for uids and gids alike)
  *   lfs-probe userns CMD [ARG...]
  *                                run CMD as root of a new user namespace
  *                                that maps ids 0-65535 to 100000-165535,
@@ -2954,10 +2957,11 @@ static int idmap_write(pid_t pid, const char *file, const char *map)
 }
 
 /*
- * A user namespace that maps 0-65535 to 100000-165535, as an fd: a child
- * makes it and waits until the parent has written its maps and opened it.
+ * A user namespace that maps as @map says (uid_map text) for uids and
+ * gids, as an fd: a child makes it and waits until the parent has written
+ * its maps and opened it.
  */
-static int idmap_userns(void)
+static int idmap_userns(const char *map)
 {
 	int ready[2], done[2], fd = -1;
 	char path[64], c = 0;
@@ -2983,9 +2987,9 @@ static int idmap_userns(void)
 	close(ready[1]);
 	close(done[0]);
 	if (pid > 0 && read(ready[0], &c, 1) == 1 && !c &&
-	    !idmap_write(pid, "uid_map", "0 100000 65536") &&
+	    !idmap_write(pid, "uid_map", map) &&
 	    !idmap_write(pid, "setgroups", "deny") &&
-	    !idmap_write(pid, "gid_map", "0 100000 65536")) {
+	    !idmap_write(pid, "gid_map", map)) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	}
@@ -2999,11 +3003,18 @@ static int idmap_userns(void)
 static int cmd_idmap(int argc, char **argv)
 {
 	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
+	char map[256] = "0 100000 65536", *c;
 	int tree, userns;
 
-	if (argc != 2)
+	if (argc != 2 && argc != 3)
 		return 2;
-	userns = idmap_userns();
+	if (argc == 3) {
+		snprintf(map, sizeof(map), "%s", argv[2]);
+		for (c = map; *c; c++)
+			if (*c == ',')
+				*c = '\n';
+	}
+	userns = idmap_userns(map);
 	if (userns < 0) {
 		perror("lfs-probe: idmap: user namespace");
 		return 1;

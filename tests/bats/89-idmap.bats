@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# Idmapped mounts (issue #26, docs/security.md "Idmapped mounts"): an
+# idmapped layerfs mount (FS_ALLOW_IDMAP), whose mapping every inode
+# operation honours, and its callers checked through it.  The kernel's
+# overlay has no idmapped mount of its own in 6.1, so these tests state
+# what the mapping must give: owners shown, permission for a mapped and
+# an unmapped user, owners written to the upper layer (in the real
+# filesystem's view), chown, set-group-ID, ACLs and the refusals.  The
+# layers are on the ext4 scratch disk (ACLs).  The idmapped mounts are
+# made with lfs-probe idmap: a detached clone of a mount, idmapped
+# (mount_setattr(MOUNT_ATTR_IDMAP)) and attached.
+
+load lib
+
+teardown() {
+	lfs_cleanup
+}
+
+# as_user UID CMD [ARG...]: CMD as UID, with UID as its gid, no groups
+as_user() {
+	local id=$1
+	shift
+	setpriv --reuid="$id" --regid="$id" --clear-groups "$@"
+}
+
+# idmap_stack: a work directory on ext4 with a lower layer l, an upper u
+# and a work w.  In l: f0 (0:0, 0644), p (1000:1000, 0600), d (1000:1000,
+# 0755), g (1000:2000, 0644), pub (0:0, 1777).
+idmap_stack() {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f l/f0 zero
+f l/p private
+d l/d
+f l/g group
+d l/pub
+d u
+d w
+d id'
+	chown 1000:1000 "$WORK/l/p" "$WORK/l/d"
+	chown 1000:2000 "$WORK/l/g"
+	chmod 0600 "$WORK/l/p"
+	chmod 1777 "$WORK/l/pub"
+}
+
+# idmap_layerfs [MAP]: mount the stack's layerfs at m, bind it idmapped at
+# id (lfs-probe idmap MAP: 0-65535 shown as 100000-165535 by default),
+# then unmount m: only the idmapped mount stays
+idmap_layerfs() {
+	mount -t layerfs none "$WORK/mnt" \
+		-o "lowerdir=$WORK/l,upperdir=$WORK/u,workdir=$WORK/w"
+	"$PROBE" idmap "$WORK/mnt" "$WORK/id" ${1:+"$1"}
+	umount "$WORK/mnt"
+}
+
+# owners PATH...: "uid:gid" of each PATH, one a line
+owners() {
+	stat -c %u:%g "$@"
+}
+
+@test "an idmapped layerfs mount shows owners through its mapping and checks callers by them" {
+	idmap_stack
+	idmap_layerfs
+	run owners "$WORK/id/f0" "$WORK/id/p" "$WORK/id/d" "$WORK/id/g"
+	[ "$output" = "100000:100000
+101000:101000
+101000:101000
+101000:102000" ]
+	# the mapped owner reads its 0600 file; uid 1000, its owner on disk, not
+	run as_user 101000 cat "$WORK/id/p"
+	[ "$status" = 0 ]
+	[ "$output" = private ]
+	run as_user 1000 cat "$WORK/id/p"
+	[ "$status" = 1 ]
+	[[ $output == *"Permission denied"* ]]
+	# another mapped user may not write in its directory
+	run as_user 101001 touch "$WORK/id/d/no"
+	[ "$status" = 1 ]
+	[[ $output == *"Permission denied"* ]]
+	# nor may uid 1000, unmapped here: EOVERFLOW comes first
+	run as_user 1000 touch "$WORK/id/d/no"
+	[ "$status" = 1 ]
+	[[ $output == *"Value too large"* ]]
+	[ ! -e "$WORK/u/d/no" ]
+}
+
+@test "objects made through an idmapped layerfs mount are owned by the caller mapped back" {
+	idmap_stack
+	mount -t layerfs none "$WORK/mnt" \
+		-o "lowerdir=$WORK/l,upperdir=$WORK/u,workdir=$WORK/w"
+	"$PROBE" idmap "$WORK/mnt" "$WORK/id"
+	# root's O_TMPFILE, linked (which takes CAP_DAC_READ_SEARCH), through
+	# a mount that shows 1000 as 0
+	mkdir "$WORK/id1000"
+	"$PROBE" idmap "$WORK/mnt" "$WORK/id1000" "1000 0 1,0 100000 1000"
+	umount "$WORK/mnt"
+	as_user 101000 touch "$WORK/id/d/new"
+	as_user 101000 mkdir "$WORK/id/d/dir"
+	as_user 101000 ln -s target "$WORK/id/d/sym"
+	as_user 101000 mkfifo "$WORK/id/d/fifo"
+	run "$PROBE" ops "$WORK/id1000" <<<'tmpfile d d/tmp data'
+	[ "$output" = "tmpfile d d/tmp data: ok" ]
+	local n
+	for n in new dir sym fifo tmp; do
+		[ "$(stat -c %u:%g "$WORK/u/d/$n")" = 1000:1000 ] ||
+			{ echo "u/d/$n: $(stat -c %u:%g "$WORK/u/d/$n")"; return 1; }
+		[ "$(stat -c %u:%g "$WORK/id/d/$n")" = 101000:101000 ] ||
+			{ echo "id/d/$n: $(stat -c %u:%g "$WORK/id/d/$n")"; return 1; }
+	done
+	# root of the mapping makes root's objects; root itself is unmapped
+	as_user 100000 touch "$WORK/id/pub/r"
+	[ "$(owners "$WORK/u/pub/r")" = 0:0 ]
+	run touch "$WORK/id/pub/host-root"
+	[ "$status" = 1 ]
+	[[ $output == *"Value too large"* ]]
+	# a user the mapping does not name makes nothing (EOVERFLOW)
+	run as_user 5000 touch "$WORK/id/pub/x"
+	[ "$status" = 1 ]
+	[[ $output == *"Value too large"* ]]
+	run as_user 5000 mkdir "$WORK/id/pub/xd"
+	[ "$status" = 1 ]
+	[ ! -e "$WORK/u/pub/x" ]
+	[ ! -e "$WORK/u/pub/xd" ]
+}
+
+@test "copy-up, chown and chmod through an idmapped layerfs mount write owners in the filesystem's view" {
+	idmap_stack
+	idmap_layerfs
+	# copy-up keeps the owner: on disk as it was
+	as_user 101000 sh -c "printf more >>'$WORK/id/p'"
+	[ "$(owners "$WORK/u/p")" = 1000:1000 ]
+	[ "$(tr -d '\n' <"$WORK/u/p")" = privatemore ]
+	# chown: ids of the mount's view, stored mapped back
+	chown 101234:100007 "$WORK/id/f0"
+	[ "$(owners "$WORK/u/f0")" = 1234:7 ]
+	[ "$(owners "$WORK/id/f0")" = 101234:100007 ]
+	# an id the mapping does not name
+	run chown 5000 "$WORK/id/f0"
+	[ "$status" = 1 ]
+	[[ $output == *"Value too large"* ]]
+	[ "$(owners "$WORK/u/f0")" = 1234:7 ]
+	# chmod: the mapped owner may, the owner on disk may not
+	run as_user 1000 chmod 0644 "$WORK/id/p"
+	[ "$status" = 1 ]
+	[[ $output == *"Operation not permitted"* ]]
+	as_user 101000 chmod 0640 "$WORK/id/p"
+	[ "$(stat -c %a "$WORK/u/p")" = 640 ]
+	# the owner may give away its file only to root (CAP_CHOWN) here
+	run as_user 101000 chown 101001 "$WORK/id/p"
+	[ "$status" = 1 ]
+	[ "$(owners "$WORK/u/p")" = 1000:1000 ]
+}
+
+@test "set-group-ID through an idmapped layerfs mount follows the mapped group" {
+	idmap_stack
+	idmap_layerfs
+	# g: owner 101000, group 102000 in the mount; its owner is not in it
+	as_user 101000 chmod 2755 "$WORK/id/g"
+	[ "$(stat -c %a "$WORK/u/g")" = 755 ]
+	# root may (CAP_FSETID over the mapped owners)
+	chmod 2755 "$WORK/id/g"
+	[ "$(stat -c %a "$WORK/u/g")" = 2755 ]
+	# a write by the owner, not in the group, drops it
+	as_user 101000 sh -c "echo x >>'$WORK/id/g'"
+	[ "$(stat -c %a "$WORK/u/g")" = 755 ]
+	# a member of the mapped group keeps it
+	chmod 2775 "$WORK/id/g"
+	setpriv --reuid=101000 --regid=102000 --clear-groups \
+		chmod 2755 "$WORK/id/g"
+	[ "$(stat -c %a "$WORK/u/g")" = 2755 ]
+}
+
+@test "ACLs through an idmapped layerfs mount name ids of the mount, stored in the filesystem's view" {
+	idmap_stack
+	idmap_layerfs
+	as_user 101000 setfacl -m u:101500:r,g:101600:r "$WORK/id/p"
+	run getfacl -n -p "$WORK/u/p"
+	[[ $output == *"user:1500:r--"* ]]
+	[[ $output == *"group:1600:r--"* ]]
+	run getfacl -n -p "$WORK/id/p"
+	[[ $output == *"user:101500:r--"* ]]
+	[[ $output == *"group:101600:r--"* ]]
+	# the ACL grants the mapped user, not the one on disk
+	run as_user 101500 cat "$WORK/id/p"
+	[ "$output" = private ]
+	run as_user 1500 cat "$WORK/id/p"
+	[ "$status" = 1 ]
+	# an id the mapping does not name: EINVAL, nothing stored
+	run as_user 101000 setfacl -m u:5000:r "$WORK/id/p"
+	[ "$status" != 0 ]
+	[[ $output == *"Invalid argument"* ]]
+	run getfacl -n -p "$WORK/u/p"
+	[ "$status" = 0 ]
+	[[ $output != *"5000"* ]]
+	# only the mapped owner may set one
+	run as_user 1000 setfacl -m u:101500:rw "$WORK/id/p"
+	[ "$status" != 0 ]
+	run getfacl -n -p "$WORK/u/p"
+	[[ $output == *"user:1500:r--"* ]]
+}
+
+@test "an idmapped layerfs mount is made only by root over the superblock, once" {
+	idmap_stack
+	mount -t layerfs none "$WORK/mnt" \
+		-o "lowerdir=$WORK/l,upperdir=$WORK/u,workdir=$WORK/w"
+	"$PROBE" idmap "$WORK/mnt" "$WORK/id"
+	mkdir "$WORK/id2" "$WORK/id3"
+	# an idmapped mount keeps its mapping (EPERM)
+	run "$PROBE" idmap "$WORK/id" "$WORK/id2" "0 200000 65536"
+	[ "$status" = 1 ]
+	[[ $output == *"Operation not permitted"* ]]
+	# root of another user namespace does not own the superblock
+	run "$PROBE" userns "$PROBE" idmap "$WORK/mnt" "$WORK/id3" "0 0 1000"
+	[ "$status" = 1 ]
+	[[ $output == *"Operation not permitted"* ]]
+	[ "$(lfs_mounts_under "$WORK/id2" "$WORK/id3")" = "" ]
+}

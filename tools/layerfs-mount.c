@@ -13,7 +13,9 @@
  *   PROG -o lowerdir=...,upperdir=...,workdir=...[,volatile] TARGET
  *	a container engine's mount program (containers-storage's overlay
  *	driver with mount_program set), run in the driver's home
- *	directory; also "PROG --version";
+ *	directory; also "PROG --version"; with uidmapping= and
+ *	gidmapping= (as containers-storage gives fuse-overlayfs) the mount
+ *	is idmapped (see lfs_idmap_mount());
  *   layerfs-mount --commit [-v] MOUNTPOINT
  *	before the upper layer of a mount becomes a lower layer: every
  *	name of a file that was changed through another name gets its own
@@ -44,6 +46,7 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <linux/magic.h>
 #include "uapi/layerfs.h"
 
@@ -85,6 +88,8 @@ struct lfs_mount {
 	bool commit;		/* --commit: link up names, mount nothing */
 	bool by_fd;		/* --by-fd: directories as descriptors */
 	const char *ns;		/* -N: mount namespace, a pid or a path */
+	char *uid_map;		/* uidmapping=, as /proc/PID/uid_map text */
+	char *gid_map;		/* gidmapping=, as /proc/PID/gid_map text */
 };
 
 static void lfs_usage(FILE *f, const char *prog)
@@ -103,7 +108,10 @@ static void lfs_usage(FILE *f, const char *prog)
 		"                    workdir=DIR (\\: \\, \\\\ escape), ro, rw, nosuid,\n"
 		"                    nodev, noexec, noatime, remount, ...; x-*\n"
 		"                    options are dropped; others (volatile,\n"
-		"                    redirect_dir=, ...) go to the kernel\n"
+		"                    redirect_dir=, ...) go to the kernel;\n"
+		"                    uidmapping=ID:MOUNTID:COUNT[:...] and\n"
+		"                    gidmapping= (both) idmap the mount: ID on\n"
+		"                    disk shows as MOUNTID, as with fuse-overlayfs\n"
 		"  -l, --lower DIR   add a lower layer below those given so far\n"
 		"  -L, --lower-file FILE\n"
 		"                    add the layers listed in FILE, one per line,\n"
@@ -367,6 +375,84 @@ static bool lfs_mount_attr(struct lfs_mount *m, const char *opt)
 	return false;
 }
 
+/* the most lines a uid_map or gid_map takes (UID_GID_MAP_MAX_EXTENTS) */
+#define LFS_IDMAP_MAX_EXTENTS	340
+
+/* One number of a mapping: decimal, below 2^32 - 1 (-1 is no id). */
+static int lfs_idmap_number(const char *s, unsigned long long *n)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*n = strtoull(s, &end, 10);
+	if (errno || *end || *n >= 0xffffffffULL)
+		return -1;
+	return 0;
+}
+
+/*
+ * uidmapping= or gidmapping=: triples ID:MOUNTID:COUNT, all joined by
+ * colons, as containers-storage gives them to fuse-overlayfs: COUNT ids
+ * from ID on, as the layers hold them, show through the mount as
+ * MOUNTID on, ids of the namespace this program runs in.  That is what
+ * a line "ID MOUNTID COUNT" of the idmapping's uid_map says.  Returns
+ * the map's text in *@map, or -EINVAL after a message.
+ */
+static int lfs_parse_idmapping(struct lfs_mount *m, const char *key,
+			       char *val, char **map)
+{
+	static const char triples[] = "not ID:MOUNTID:COUNT triples of decimal ids";
+	unsigned long long id[3];
+	size_t nr = 0, len = 0;
+	char *text, *copy, *tok, *save = NULL;
+	const char *why = triples;
+	int err = -EINVAL;
+
+	lfs_unescape(val);
+	/* each line no longer than its triple, with a newline */
+	text = malloc(strlen(val) + LFS_IDMAP_MAX_EXTENTS + 2);
+	copy = strdup(val);
+	if (!text || !copy) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (*map) {
+		why = "given twice";
+		goto bad;
+	}
+	for (tok = strtok_r(copy, ":", &save); tok;
+	     tok = strtok_r(NULL, ":", &save)) {
+		if (lfs_idmap_number(tok, &id[nr % 3]))
+			goto bad;
+		if (++nr % 3)
+			continue;
+		why = "a range of no ids, or past 4294967294";
+		if (!id[2] || id[0] + id[2] > 0xffffffffULL ||
+		    id[1] + id[2] > 0xffffffffULL)
+			goto bad;
+		why = "more than 340 ranges";
+		if (nr / 3 > LFS_IDMAP_MAX_EXTENTS)
+			goto bad;
+		why = triples;
+		len += sprintf(text + len, "%llu %llu %llu\n", id[0], id[1],
+			       id[2]);
+	}
+	if (!nr || nr % 3)
+		goto bad;
+	*map = text;
+	text = NULL;
+	err = 0;
+	goto out;
+bad:
+	fprintf(stderr, "%s: %s=%s: %s\n", m->prog, key, val, why);
+out:
+	free(copy);
+	free(text);
+	return err;
+}
+
 /* One option of a -o list, escapes still in. */
 static int lfs_parse_option(struct lfs_mount *m, char *opt)
 {
@@ -389,6 +475,10 @@ static int lfs_parse_option(struct lfs_mount *m, char *opt)
 	}
 	if ((!strcmp(opt, "upperdir") || !strcmp(opt, "workdir")) && eq)
 		return lfs_add_dir_param(m, opt, eq);
+	if (!strcmp(opt, "uidmapping") && eq)
+		return lfs_parse_idmapping(m, opt, eq, &m->uid_map);
+	if (!strcmp(opt, "gidmapping") && eq)
+		return lfs_parse_idmapping(m, opt, eq, &m->gid_map);
 	lfs_unescape(opt);
 	if (eq) {
 		size_t len = strlen(eq);
@@ -665,6 +755,19 @@ static int lfs_config_params(struct lfs_mount *m, int fsfd)
 	return 0;
 }
 
+/* a uid_map text on one line: its newlines as commas, in place */
+static const char *lfs_oneline(char *map)
+{
+	char *c;
+
+	for (c = map; *c; c++)
+		if (*c == '\n' && c[1])
+			*c = ',';
+	if (c > map && c[-1] == '\n')
+		c[-1] = '\0';
+	return map;
+}
+
 /*
  * --dry-run: what would be asked of the kernel, one call a line, in
  * order.  Lets the option parsing be tested where layerfs is not loaded.
@@ -690,6 +793,9 @@ static void lfs_print_plan(struct lfs_mount *m, const char *source,
 	if (m->attr_clr & MOUNT_ATTR_RDONLY)
 		printf("fsconfig %s\n",
 		       m->attr_set & MOUNT_ATTR_RDONLY ? "ro" : "rw");
+	if (m->uid_map)
+		printf("idmap uid_map=%s gid_map=%s\n",
+		       lfs_oneline(m->uid_map), lfs_oneline(m->gid_map));
 	printf("%s %s attr_set=0x%x attr_clr=0x%x\n",
 	       m->remount ? "mount_setattr" : "move_mount", target,
 	       m->attr_set, m->remount ? m->attr_clr : 0);
@@ -700,6 +806,117 @@ static int lfs_exit_for(int err)
 {
 	return err == EPERM ? LFS_EX_USAGE :
 	       err == ENOMEM ? LFS_EX_SYSERR : LFS_EX_FAIL;
+}
+
+/* write @map to /proc/@pid/@file: 0 or -errno */
+static int lfs_write_idmap(pid_t pid, const char *file, const char *map)
+{
+	char path[64];
+	ssize_t len = strlen(map);
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, map, len) != len)
+		err = errno ? -errno : -EIO;
+	close(fd);
+	return err;
+}
+
+/*
+ * The idmapping as a user namespace descriptor: a child unshares a user
+ * namespace and waits (on @done) while this process writes its maps, as
+ * the namespace's parent, and opens it.  Returns the descriptor, or -1
+ * after a message.
+ */
+static int lfs_idmap_userns(const struct lfs_mount *m)
+{
+	int ready[2] = { -1, -1 }, done[2] = { -1, -1 }, fd = -1, err;
+	char path[64], c = 0;
+	pid_t pid = -1;
+
+	if (pipe2(ready, O_CLOEXEC) || pipe2(done, O_CLOEXEC))
+		goto out_sys;
+	pid = fork();
+	if (pid < 0)
+		goto out_sys;
+	if (!pid) {
+		close(ready[0]);
+		close(done[1]);
+		c = unshare(CLONE_NEWUSER) ? errno : 0;
+		if (write(ready[1], &c, 1) != 1 || c)
+			_exit(1);
+		/* until the parent closes its end */
+		_exit(read(done[0], &c, 1) < 0);
+	}
+	close(ready[1]);
+	ready[1] = -1;
+	close(done[0]);
+	done[0] = -1;
+	if (read(ready[0], &c, 1) != 1 || c) {
+		errno = c ? c : ECHILD;
+		fprintf(stderr, "%s: idmapping: cannot make a user namespace: %s\n",
+			m->prog, strerror(errno));
+		goto out;
+	}
+	err = lfs_write_idmap(pid, "uid_map", m->uid_map);
+	if (err) {
+		fprintf(stderr, "%s: uidmapping=: the kernel refuses the mapping (ranges that overlap, or a MOUNTID that is no id here?): %s\n",
+			m->prog, strerror(-err));
+		goto out;
+	}
+	err = lfs_write_idmap(pid, "gid_map", m->gid_map);
+	if (err) {
+		fprintf(stderr, "%s: gidmapping=: the kernel refuses the mapping (ranges that overlap, or a MOUNTID that is no id here?): %s\n",
+			m->prog, strerror(-err));
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		goto out_sys;
+	goto out;
+out_sys:
+	fprintf(stderr, "%s: idmapping: %s\n", m->prog, strerror(errno));
+out:
+	if (done[1] >= 0)
+		close(done[1]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	if (ready[0] >= 0)
+		close(ready[0]);
+	if (ready[1] >= 0)
+		close(ready[1]);
+	if (done[0] >= 0)
+		close(done[0]);
+	return fd;
+}
+
+/*
+ * uidmapping=, gidmapping=: idmap the detached mount @mfd before it is
+ * attached (an attached mount cannot be idmapped).  The kernel allows it
+ * to root of the user namespace that mounted layerfs, so this works as
+ * root and as root of a rootless engine's namespace alike.  Returns 0,
+ * or -1 after a message (nothing is attached then).
+ */
+static int lfs_idmap_mount(const struct lfs_mount *m, int mfd)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
+	int userns, err = 0;
+
+	userns = lfs_idmap_userns(m);
+	if (userns < 0)
+		return -1;
+	attr.userns_fd = userns;
+	if (mount_setattr(mfd, "", AT_EMPTY_PATH, &attr, sizeof(attr))) {
+		fprintf(stderr, "%s: idmapping the mount: %s\n", m->prog,
+			strerror(errno));
+		err = -1;
+	}
+	close(userns);
+	return err;
 }
 
 /* A new mount: returns an exit status. */
@@ -731,6 +948,8 @@ static int lfs_mount_new(struct lfs_mount *m, const char *source,
 		lfs_print_fc_log(m, fsfd);
 		goto out;
 	}
+	if (m->uid_map && lfs_idmap_mount(m, mfd))
+		goto out;
 	if (move_mount(mfd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH)) {
 		fprintf(stderr, "%s: %s: cannot mount here: %s\n", m->prog,
 			target, strerror(errno));
@@ -1371,6 +1590,16 @@ int main(int argc, char **argv)
 	if (!m.commit && !m.remount && lfs_default_whiteout(&m)) {
 		fprintf(stderr, "%s: out of memory\n", m.prog);
 		return LFS_EX_SYSERR;
+	}
+	if (!m.uid_map != !m.gid_map) {
+		fprintf(stderr, "%s: uidmapping= and gidmapping= go together\n",
+			m.prog);
+		return LFS_EX_FAIL;
+	}
+	if (m.uid_map && (m.remount || m.commit)) {
+		fprintf(stderr, "%s: uidmapping=, gidmapping=: only for a new mount (a mount keeps its idmapping)\n",
+			m.prog);
+		return LFS_EX_FAIL;
 	}
 	if (m.dry_run) {
 		lfs_print_plan(&m, source, target);

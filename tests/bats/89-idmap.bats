@@ -214,3 +214,82 @@ owners() {
 	[[ $output == *"Operation not permitted"* ]]
 	[ "$(lfs_mounts_under "$WORK/id2" "$WORK/id3")" = "" ]
 }
+
+# keepid_stack: layers as an image holds them, owners on disk 0 (the
+# system) and 1000 (the user's home): l/etc/conf (0:0 0644),
+# l/home/user (1000:1000 0755) with f (1000:1000 0644)
+keepid_stack() {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f l/etc/conf conf
+f l/home/user/f mine
+d u
+d w
+d id'
+	chown -R 1000:1000 "$WORK/l/home/user"
+}
+
+# the mapping rootless podman's --userns=keep-id makes for uid 1000 with
+# subordinate ids from 100000: 0-999 on 100000-100999, 1000 on itself,
+# 1001-65535 on 101001-165535, in the format containers-storage gives a
+# mount program
+KEEPID=0:100000:1000:1000:1000:1:1001:101001:64535
+
+@test "layerfs-mount uidmapping= and gidmapping= idmap the mount: a keep-id user owns its files and writes them as on disk" {
+	keepid_stack
+	run "$LFS_MOUNT" -o "lowerdir=$WORK/l,upperdir=$WORK/u,workdir=$WORK/w,uidmapping=$KEEPID,gidmapping=$KEEPID" "$WORK/mnt"
+	[ "$status" = 0 ]
+	run owners "$WORK/mnt/etc/conf" "$WORK/mnt/home/user" "$WORK/mnt/home/user/f"
+	[ "$output" = "100000:100000
+1000:1000
+1000:1000" ]
+	# the user writes its file and makes one; the container's root its own
+	as_user 1000 sh -c "printf more >>'$WORK/mnt/home/user/f'"
+	as_user 1000 touch "$WORK/mnt/home/user/new"
+	as_user 100000 sh -c "printf more >>'$WORK/mnt/etc/conf'"
+	as_user 100000 mkdir "$WORK/mnt/etc/d"
+	# but the user not the system's
+	run as_user 1000 sh -c "printf x >>'$WORK/mnt/etc/conf'"
+	[ "$status" != 0 ]
+	[[ $output == *"Permission denied"* ]]
+	run owners "$WORK/u/home/user/f" "$WORK/u/home/user/new" \
+		"$WORK/u/etc/conf" "$WORK/u/etc/d" "$WORK/u/home/user"
+	[ "$output" = "1000:1000
+1000:1000
+0:0
+0:0
+1000:1000" ]
+	[ "$(tr -d '\n' <"$WORK/u/etc/conf")" = confmore ]
+}
+
+@test "layerfs-mount idmaps the mount as root of a user namespace, and mounts nothing on a mapping the kernel refuses" {
+	keepid_stack
+	# as the namespace of lfs-probe userns sees them: 0 and 1000
+	chown -R 100000:100000 "$WORK/l" "$WORK/u" "$WORK/w" "$WORK/mnt"
+	chown -R 101000:101000 "$WORK/l/home/user"
+	export W=$WORK LFS_MOUNT
+	# in the namespace: disk's 0 and 1000 swapped in the mount
+	run "$PROBE" userns sh -c '
+		"$LFS_MOUNT" -o "lowerdir=$W/l,upperdir=$W/u,workdir=$W/w,uidmapping=0:1000:1:1000:0:1,gidmapping=0:1000:1:1000:0:1" "$W/mnt" || exit 1
+		stat -c %u:%g "$W/mnt/etc/conf" "$W/mnt/home/user/f"
+		touch "$W/mnt/home/user/byroot"
+		setpriv --reuid=1000 --regid=1000 --clear-groups touch "$W/mnt/etc/by1000"'
+	[ "$status" = 0 ]
+	[ "$output" = "1000:1000
+0:0" ]
+	# on disk (host ids): the namespace's 1000 and 0, swapped back
+	run owners "$WORK/u/home/user/byroot" "$WORK/u/etc/by1000"
+	[ "$output" = "101000:101000
+100000:100000" ]
+	# a MOUNTID that the namespace does not have: refused, nothing mounted
+	run "$PROBE" userns sh -c '
+		grep -c " $W/mnt " /proc/mounts
+		exec "$LFS_MOUNT" -o "lowerdir=$W/l,upperdir=$W/u,workdir=$W/w,uidmapping=0:70000:1,gidmapping=0:0:1" "$W/mnt"'
+	[ "$status" = 32 ]
+	[[ $output == *"uidmapping=: the kernel refuses the mapping"* ]]
+	[ "${lines[0]}" = 0 ]
+	# overlapping ranges, as root: refused, nothing mounted either
+	run "$LFS_MOUNT" -o "lowerdir=$WORK/l,upperdir=$WORK/u,workdir=$WORK/w,uidmapping=0:1000:2:1:2000:1,gidmapping=0:0:1" "$WORK/mnt"
+	[ "$status" = 32 ]
+	[[ $output == *"uidmapping=: the kernel refuses the mapping"* ]]
+	[ "$(lfs_mounts_under "$WORK/mnt")" = "" ]
+}

@@ -264,3 +264,26 @@ setup() {
 	[ "$status" = 0 ]
 	[[ $output == *"--commit [-v] [-N NS] MOUNTPOINT"* ]]
 }
+
+@test "uidmapping= and gidmapping= in fuse-overlayfs's format become the idmapping's maps, bad ones exit 32 with the reason" {
+	run "$M" --dry-run -o lowerdir=/a,uidmapping=0:100000:1000:1000:1000:1:1001:101001:64535,gidmapping=0:100000:65536 /mnt
+	[ "$status" = 0 ]
+	[ "${lines[2]}" = "idmap uid_map=0 100000 1000,1000 1000 1,1001 101001 64535 gid_map=0 100000 65536" ]
+	local bad=(
+		"uidmapping=0:1:2:3,gidmapping=0:1:1|uidmapping=0:1:2:3: not ID:MOUNTID:COUNT triples of decimal ids"
+		"uidmapping=0:1:0,gidmapping=0:1:1|uidmapping=0:1:0: a range of no ids, or past 4294967294"
+		"uidmapping=4294967290:1:6,gidmapping=0:1:1|uidmapping=4294967290:1:6: a range of no ids, or past 4294967294"
+		"uidmapping=0:-1:1,gidmapping=0:1:1|uidmapping=0:-1:1: not ID:MOUNTID:COUNT triples of decimal ids"
+		"uidmapping=0:1:1,gidmapping=|gidmapping=: not ID:MOUNTID:COUNT triples of decimal ids"
+		"uidmapping=0:1:1|uidmapping= and gidmapping= go together"
+		"uidmapping=0:1:1,gidmapping=0:1:1,gidmapping=0:1:1|gidmapping=0:1:1: given twice"
+		"remount,uidmapping=0:1:1,gidmapping=0:1:1|uidmapping=, gidmapping=: only for a new mount (a mount keeps its idmapping)"
+	)
+	local c opts msg
+	for c in "${bad[@]}"; do
+		IFS='|' read -r opts msg <<<"$c"
+		run "$M" --dry-run -o "lowerdir=/a,$opts" /mnt
+		[ "$status" = 32 ] || { echo "$opts: $status"; return 1; }
+		[ "$output" = "layerfs-mount: $msg" ] || { echo "$opts: $output"; return 1; }
+	done
+}

@@ -96,13 +96,15 @@ void lfs_set_upper(struct dentry *dentry, struct dentry *upper)
 	smp_store_release(&e->upper, upper);
 }
 
-static int lfs_cu_setattr(struct dentry *upper, struct iattr *attr)
+/* As the mounter, through the upper layer's mount (and its idmapping). */
+static int lfs_cu_setattr(struct lfs_sb *sbi, struct dentry *upper,
+			  struct iattr *attr)
 {
 	struct inode *inode = d_inode(upper);
 	int err;
 
 	inode_lock(inode);
-	err = notify_change(&init_user_ns, upper, attr, NULL);
+	err = notify_change(mnt_user_ns(sbi->upper->mnt), upper, attr, NULL);
 	inode_unlock(inode);
 	return err;
 }
@@ -146,7 +148,7 @@ static int lfs_cu_copy_data(struct lfs_cu *cu)
 	struct file *in, *out;
 	int err;
 
-	err = lfs_cu_setattr(cu->temp, &attr);
+	err = lfs_cu_setattr(cu->sbi, cu->temp, &attr);
 	if (err)
 		return err;
 	in = dentry_open(&cu->lower, O_RDONLY | O_LARGEFILE, current_cred());
@@ -326,17 +328,22 @@ static int lfs_cu_copy_fileattr(struct lfs_cu *cu)
 	return lfs_real_fileattr_set(&temp, &ufa);
 }
 
-/* Owner first (it clears set-id bits and capabilities), then the rest. */
+/*
+ * Owner first (it clears set-id bits and capabilities), then the rest.
+ * The owner is the one the lower layer's mount shows (its idmapping
+ * applied by vfs_getattr()); it goes through the upper layer's mount,
+ * whose idmapping maps it back (lfs_cu_check_ids() checked that it can).
+ */
 static int lfs_cu_copy_attrs(struct lfs_cu *cu)
 {
 	struct iattr attr = {
 		.ia_valid = ATTR_UID | ATTR_GID,
-		.ia_uid = cu->stat.uid,
-		.ia_gid = cu->stat.gid,
+		.ia_vfsuid = VFSUIDT_INIT(cu->stat.uid),
+		.ia_vfsgid = VFSGIDT_INIT(cu->stat.gid),
 	};
 	int err;
 
-	err = lfs_cu_setattr(cu->temp, &attr);
+	err = lfs_cu_setattr(cu->sbi, cu->temp, &attr);
 	if (!err)
 		err = lfs_cu_copy_xattrs(cu);
 	if (!err)
@@ -349,14 +356,14 @@ static int lfs_cu_copy_attrs(struct lfs_cu *cu)
 	if (!err && !S_ISLNK(cu->stat.mode)) {
 		attr.ia_valid = ATTR_MODE;
 		attr.ia_mode = cu->stat.mode;
-		err = lfs_cu_setattr(cu->temp, &attr);
+		err = lfs_cu_setattr(cu->sbi, cu->temp, &attr);
 	}
 	if (!err) {
 		attr.ia_valid = ATTR_ATIME | ATTR_MTIME | ATTR_ATIME_SET |
 				ATTR_MTIME_SET;
 		attr.ia_atime = cu->stat.atime;
 		attr.ia_mtime = cu->stat.mtime;
-		err = lfs_cu_setattr(cu->temp, &attr);
+		err = lfs_cu_setattr(cu->sbi, cu->temp, &attr);
 	}
 	return err;
 }
@@ -466,7 +473,8 @@ static void lfs_cu_keep_parent_times(struct lfs_cu *cu)
 
 	lockdep_assert_held(&d_inode(cu->upperparent)->i_rwsem);
 	if (cu->pstat.result_mask & STATX_MTIME)
-		notify_change(&init_user_ns, cu->upperparent, &attr, NULL);
+		notify_change(mnt_user_ns(cu->sbi->upper->mnt),
+			      cu->upperparent, &attr, NULL);
 }
 
 /*
@@ -547,8 +555,17 @@ static bool lfs_cu_has_data(const struct lfs_cu *cu)
  */
 static int lfs_cu_check_ids(const struct lfs_cu *cu)
 {
+	struct user_namespace *upper_userns = mnt_user_ns(cu->sbi->upper->mnt);
+	struct user_namespace *fs_userns = cu->sbi->upper->mnt->mnt_sb->s_user_ns;
+
 	if (!kuid_has_mapping(current_user_ns(), cu->stat.uid) ||
 	    !kgid_has_mapping(current_user_ns(), cu->stat.gid))
+		return -EOVERFLOW;
+	/* and the upper mount's idmapping must have a place for them */
+	if (!vfsuid_has_fsmapping(upper_userns, fs_userns,
+				  VFSUIDT_INIT(cu->stat.uid)) ||
+	    !vfsgid_has_fsmapping(upper_userns, fs_userns,
+				  VFSGIDT_INIT(cu->stat.gid)))
 		return -EOVERFLOW;
 	return 0;
 }

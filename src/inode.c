@@ -81,16 +81,44 @@ static void lfs_set_prot(struct inode *inode, unsigned int iflags)
 }
 
 /**
+ * lfs_real_userns - the idmapping of the mount a real inode is seen through
+ * @inode: the layerfs inode
+ * @real: its lower inode, or its upper one
+ *
+ * layerfs shows a layer's objects as the layer's mount shows them: with
+ * their owners mapped through that mount's idmapping.
+ */
+struct user_namespace *lfs_real_userns(const struct inode *inode,
+				       const struct inode *real)
+{
+	const struct lfs_inode *li = LFS_I(inode);
+	const struct lfs_sb *sbi = LFS_SB(inode->i_sb);
+
+	if (real == li->lower && li->layer)
+		return mnt_user_ns(li->layer->mnt);
+	if (sbi->upper)
+		return mnt_user_ns(sbi->upper->mnt);
+	/* unreachable: an inode with no upper layer has a lower one */
+	WARN_ON_ONCE(1);
+	return &init_user_ns;
+}
+
+/**
  * lfs_copy_attr - copy what stat and permission checks read
  * @inode: the layerfs inode
  * @real: the real inode behind it
+ *
+ * The owners are the ones the real object's layer mount shows (mapped
+ * through an idmapped layer): layerfs checks callers against them, and
+ * writes them back to the upper layer through its mount likewise.
  */
 void lfs_copy_attr(struct inode *inode, const struct inode *real)
 {
+	struct user_namespace *userns = lfs_real_userns(inode, real);
 	unsigned int flags = real->i_flags & LFS_REAL_I_FLAGS;
 
-	inode->i_uid = real->i_uid;
-	inode->i_gid = real->i_gid;
+	inode->i_uid = vfsuid_into_kuid(i_uid_into_vfsuid(userns, real));
+	inode->i_gid = vfsgid_into_kgid(i_gid_into_vfsgid(userns, real));
 	/*
 	 * The type is the key's (lfs_inode_set()): never changed here.
 	 * Unreachable: every real object an inode is given is of its type
@@ -643,9 +671,12 @@ static int lfs_permission(struct user_namespace *mnt_userns,
 
 /*
  * A new owner arrives in the layerfs mount's view (ia_vfsuid, ia_vfsgid);
- * the upper object takes it in the filesystem's view, which is what the
- * upper mount shows (layerfs's inodes hold the owners layer mounts show).
- * notify_change() checked that it maps.
+ * the upper object takes it in layerfs's view, which is what the upper
+ * mount shows (layerfs's inodes hold the owners layer mounts show): it
+ * goes to notify_change() through that mount, which maps it back to the
+ * upper filesystem's view (EOVERFLOW where the upper mount's idmapping
+ * has no place for it).  notify_change() on layerfs checked that it maps
+ * into layerfs's view.
  */
 static void lfs_attr_owner_to_fs(struct user_namespace *mnt_userns,
 				 struct inode *inode, struct iattr *attr)
@@ -714,7 +745,8 @@ int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	upper = lfs_upper(dentry);
 	old_cred = lfs_override_creds(inode->i_sb);
 	inode_lock(d_inode(upper));
-	err = notify_change(&init_user_ns, upper, &real_attr, NULL);
+	err = notify_change(mnt_user_ns(LFS_SB(inode->i_sb)->upper->mnt),
+			    upper, &real_attr, NULL);
 	inode_unlock(d_inode(upper));
 	revert_creds(old_cred);
 

@@ -43,19 +43,13 @@ static int lfs_config_grow(struct lfs_config *cfg)
 
 /*
  * Things a layer cannot be: case-folding, automounts, and the like.  An
- * idmapped mount neither: layerfs would show and check its objects'
- * owners unmapped, while the real filesystem checks them mapped.
+ * idmapped mount may be one: layerfs shows its objects' owners, and
+ * writes new ones, through the layer mount's idmapping, as the real
+ * filesystem checks them (lfs_copy_attr(), lfs_real_userns()).
  */
 static const char *lfs_unfit_layer(const struct path *path)
 {
 	const struct dentry *d = path->dentry;
-
-	/*
-	 * Not is_idmapped_mnt(): that also holds for any mount of a
-	 * filesystem mounted in a user namespace, which maps nothing.
-	 */
-	if (mnt_user_ns(path->mnt) != &init_user_ns)
-		return "idmapped mount";
 
 	if (d->d_flags & (DCACHE_OP_HASH | DCACHE_OP_COMPARE))
 		return "filesystem with case-insensitive or custom name matching";

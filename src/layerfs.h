@@ -562,6 +562,8 @@ unsigned int lfs_nlink(const struct inode *inode, unsigned int real_nlink);
 void lfs_update_nlink(struct inode *inode);
 int lfs_read_lower_links(const struct lfs_sb *sbi, struct dentry *upper,
 			 unsigned int *lower_links);
+struct user_namespace *lfs_real_userns(const struct inode *inode,
+				       const struct inode *real);
 void lfs_copy_attr(struct inode *inode, const struct inode *real);
 int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 		struct iattr *attr);

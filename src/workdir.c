@@ -267,8 +267,9 @@ static int lfs_work_secure(struct lfs_sb *sbi, struct dentry *d)
 		if (err && err != -ENODATA && err != -EOPNOTSUPP)
 			return err;
 	}
-	if (!uid_eq(inode->i_uid, current_fsuid()) ||
-	    !gid_eq(inode->i_gid, current_fsgid())) {
+	/* its owners as the upper mount shows them, as it takes new ones */
+	if (!vfsuid_eq_kuid(i_uid_into_vfsuid(userns, inode), current_fsuid()) ||
+	    !vfsgid_eq_kgid(i_gid_into_vfsgid(userns, inode), current_fsgid())) {
 		attr.ia_valid |= ATTR_UID | ATTR_GID;
 		attr.ia_vfsuid = VFSUIDT_INIT(current_fsuid());
 		attr.ia_vfsgid = VFSGIDT_INIT(current_fsgid());

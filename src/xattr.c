@@ -400,19 +400,61 @@ ssize_t lfs_listxattr(struct dentry *dentry, char *list, size_t size)
 	return lfs_filter_xattr_list(LFS_SB(dentry->d_sb), list, len, trusted);
 }
 
+/*
+ * An ACL of a real object seen through an idmapped layer mount names its
+ * users and groups as that mount shows them, as the object's owners do
+ * (lfs_copy_attr()).  The real filesystem caches its ACL for everyone:
+ * the mapped one is a copy.  Return: the copy (@acl released), or an
+ * ERR_PTR.
+ */
+static struct posix_acl *lfs_acl_into_layer(struct user_namespace *userns,
+					    const struct inode *real,
+					    struct posix_acl *acl)
+{
+	struct user_namespace *fs_userns = i_user_ns(real);
+	struct posix_acl *copy;
+	unsigned int i;
+
+	copy = posix_acl_clone(acl, GFP_KERNEL);
+	posix_acl_release(acl);
+	if (!copy)
+		return ERR_PTR(-ENOMEM);
+	for (i = 0; i < copy->a_count; i++) {
+		struct posix_acl_entry *pe = &copy->a_entries[i];
+
+		if (pe->e_tag == ACL_USER)
+			pe->e_uid = vfsuid_into_kuid(make_vfsuid(userns, fs_userns,
+								 pe->e_uid));
+		else if (pe->e_tag == ACL_GROUP)
+			pe->e_gid = vfsgid_into_kgid(make_vfsgid(userns, fs_userns,
+								 pe->e_gid));
+	}
+	return copy;
+}
+
 struct posix_acl *lfs_get_acl(struct inode *inode, int type, bool rcu)
 {
 	struct inode *real = lfs_real_inode(inode);
+	struct user_namespace *userns;
 	const struct cred *old_cred;
 	struct posix_acl *acl;
 
+	if (!real)
+		return rcu ? ERR_PTR(-ECHILD) : NULL;
 	if (!IS_POSIXACL(real))
 		return NULL;
-	if (rcu)
+	userns = lfs_real_userns(inode, real);
+	if (rcu) {
+		/* a mapped copy is made outside the RCU walk */
+		if (userns != &init_user_ns)
+			return ERR_PTR(-ECHILD);
 		return get_cached_acl_rcu(real, type);
+	}
 
 	old_cred = lfs_override_creds(inode->i_sb);
 	acl = get_acl(real, type);
 	revert_creds(old_cred);
-	return acl;
+	if (userns == &init_user_ns || IS_ERR_OR_NULL(acl))
+		return acl;
+	return lfs_acl_into_layer(userns, real, acl);
 }

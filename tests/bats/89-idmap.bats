@@ -293,3 +293,150 @@ KEEPID=0:100000:1000:1000:1000:1:1001:101001:64535
 	[[ $output == *"uidmapping=: the kernel refuses the mapping"* ]]
 	[ "$(lfs_mounts_under "$WORK/mnt")" = "" ]
 }
+
+# Idmapped layers: each test runs the same steps on layerfs and on the
+# kernel's overlay (6.1 maps idmapped layers), each with its own upper
+# and work directory, and compares what they print.
+
+# on_both STEPS: run the function STEPS with FS=layerfs, then FS=overlay,
+# its output in OUT_layerfs and OUT_overlay
+on_both() {
+	local fs
+	for fs in layerfs overlay; do
+		FS=$fs
+		eval "OUT_$fs=\$($1 2>&1)"
+	done
+	echo "layerfs:"
+	echo "$OUT_layerfs"
+	echo "overlay:"
+	echo "$OUT_overlay"
+}
+
+# try CMD...: CMD's errno-ish result on one line: "ok" or its message's end
+try() {
+	local out
+	if out=$("$@" 2>&1); then
+		echo ok
+	else
+		echo "${out##*: }"
+	fi
+}
+
+# acl_ids PATH: the named users and groups of PATH's access ACL
+acl_ids() {
+	local acl
+	acl=$(getfacl -n -p "$1")
+	grep -E '^(user|group):[0-9]' <<<"$acl"
+}
+
+# idmapped lower layer idl (0-65535 shown as 100000-165535), upper on disk
+idmapped_lower_steps() {
+	local u=$WORK/u-$FS w=$WORK/w-$FS m=$WORK/m-$FS
+	mkdir "$u" "$w" "$m"
+	mount -t "$FS" none "$m" -o "lowerdir=$WORK/idl,upperdir=$u,workdir=$w"
+	owners "$m/f0" "$m/p" "$m/d"
+	acl_ids "$m/acl"
+	echo "101000 reads p: $(try as_user 101000 cat "$m/p")"
+	echo "1000 reads p: $(try as_user 1000 cat "$m/p")"
+	echo "101500 reads acl: $(try as_user 101500 cat "$m/acl")"
+	echo "1500 reads acl: $(try as_user 1500 cat "$m/acl")"
+	echo "101000 appends p: $(try as_user 101000 sh -c "printf more >>'$m/p'")"
+	echo "101000 makes d/new: $(try as_user 101000 touch "$m/d/new")"
+	echo "root appends f0: $(try sh -c "printf more >>'$m/f0'")"
+	echo "root chmods acl: $(try chmod 0644 "$m/acl")"
+	echo "root chowns f0 to 1234: $(try chown 1234 "$m/f0")"
+	echo "on disk:"
+	owners "$u/p" "$u/d/new" "$u/f0" "$u/acl" "$u/d"
+	acl_ids "$u/acl"
+	umount "$m"
+}
+
+@test "an idmapped lower layer gives the mapped owners, and copy-up writes the mapped owner to the upper, as on overlay" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f l/f0 zero
+f l/p private
+d l/d
+f l/acl acl
+d idl'
+	chown 1000:1000 "$WORK/l/p" "$WORK/l/d"
+	chmod 0600 "$WORK/l/p" "$WORK/l/acl"
+	setfacl -m u:1500:r,g:1600:r "$WORK/l/acl"
+	"$PROBE" idmap "$WORK/l" "$WORK/idl"
+	on_both idmapped_lower_steps
+	[ "$OUT_layerfs" = "$OUT_overlay" ]
+	[ "$OUT_layerfs" = "100000:100000
+101000:101000
+101000:101000
+user:101500:r--
+group:101600:r--
+101000 reads p: ok
+1000 reads p: Permission denied
+101500 reads acl: ok
+1500 reads acl: Permission denied
+101000 appends p: ok
+101000 makes d/new: ok
+root appends f0: ok
+root chmods acl: ok
+root chowns f0 to 1234: ok
+on disk:
+101000:101000
+101000:101000
+1234:100000
+100000:100000
+101000:101000
+user:101500:r--
+group:101600:r--" ]
+}
+
+# upper and work directory on an idmapped mount (iduw) that shows 1000
+# as 101000 and every other id as itself
+idmapped_upper_steps() {
+	local m=$WORK/m-$FS
+	mkdir "$WORK/uw/u-$FS" "$WORK/uw/w-$FS" "$m"
+	mount -t "$FS" none "$m" \
+		-o "lowerdir=$WORK/l,upperdir=$WORK/iduw/u-$FS,workdir=$WORK/iduw/w-$FS"
+	owners "$m/p" "$m/q" "$m/pub"
+	echo "root appends q (101000's): $(try sh -c "printf more >>'$m/q'")"
+	echo "root appends p (1000's): $(try sh -c "printf more >>'$m/p'")"
+	echo "root makes new: $(try touch "$m/new")"
+	echo "101000 makes pub/x: $(try as_user 101000 touch "$m/pub/x")"
+	echo "1000 makes pub/y: $(try as_user 1000 touch "$m/pub/y")"
+	echo "root chowns new to 101000: $(try chown 101000:101000 "$m/new")"
+	echo "root chowns new to 1000: $(try chown 1000 "$m/new")"
+	echo "on disk:"
+	local list
+	list=$(cd "$WORK/uw/u-$FS" && find . -mindepth 1 -printf '%p %U:%G\n')
+	sort <<<"$list"
+	umount "$m"
+}
+
+@test "an idmapped upper layer takes owners mapped back, and refuses those it cannot map, as on overlay" {
+	lfs_workdir ext4
+	mktree "$WORK" <<<'f l/p p
+f l/q q
+d l/pub
+d uw
+d iduw'
+	chown 1000:1000 "$WORK/l/p"
+	chown 101000:101000 "$WORK/l/q"
+	chmod 0666 "$WORK/l/p" "$WORK/l/q"
+	chmod 1777 "$WORK/l/pub"
+	"$PROBE" idmap "$WORK/uw" "$WORK/iduw" "0 0 1000,1000 101000 1,1001 1001 64535"
+	on_both idmapped_upper_steps
+	[ "$OUT_layerfs" = "$OUT_overlay" ]
+	[ "$OUT_layerfs" = "1000:1000
+101000:101000
+0:0
+root appends q (101000's): ok
+root appends p (1000's): Value too large for defined data type
+root makes new: ok
+101000 makes pub/x: ok
+1000 makes pub/y: Value too large for defined data type
+root chowns new to 101000: ok
+root chowns new to 1000: Value too large for defined data type
+on disk:
+./new 1000:1000
+./pub 0:0
+./pub/x 1000:1000
+./q 1000:1000" ]
+}

@@ -1212,6 +1212,28 @@ static void lfz_op_write(struct lfz_round *r, const char *rel)
 	close(fd);
 }
 
+/*
+ * Half the time, a change that the type of @name in @dfd allows, so that
+ * the rounds reach past the first checks: a directory is renamed,
+ * removed, changed in mode or xattrs; a file written, truncated, linked,
+ * renamed or removed.  The numbers are lfz_op()'s.
+ */
+static unsigned int lfz_op_for(struct lfz_round *r, int dfd, const char *name,
+			       unsigned int op)
+{
+	static const unsigned int dir_ops[] = { 5, 8, 9, 11 };
+	static const unsigned int file_ops[] = { 5, 6, 7, 10, 12 };
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return op;
+	if (S_ISDIR(st.st_mode))
+		return dir_ops[lfz_rand(r, ARRAY_SIZE(dir_ops))];
+	if (S_ISREG(st.st_mode))
+		return file_ops[lfz_rand(r, ARRAY_SIZE(file_ops))];
+	return op;
+}
+
 /* one random change through the mount */
 static void lfz_op(struct lfz_round *r)
 {
@@ -1228,6 +1250,8 @@ static void lfz_op(struct lfz_round *r)
 	da = lfz_parent(r, a, na);
 	if (da < 0)
 		return;
+	if (op >= 5 && lfz_one_in(r, 2))
+		op = lfz_op_for(r, da, na, op);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", da, na);
 	switch (op) {
 	case 0:
@@ -1261,7 +1285,7 @@ static void lfz_op(struct lfz_round *r)
 	case 5:
 	case 6:
 		/* rename or link onto a fresh name or an existing one */
-		lfz_pick(r, b, op == 4);
+		lfz_pick(r, b, op == 4 || (op == 6 && !lfz_one_in(r, 3)));
 		db = lfz_parent(r, b, nb);
 		if (db < 0) {
 			close(da);

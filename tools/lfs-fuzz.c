@@ -19,7 +19,9 @@
  *                       are trusted.overlay.* and the options those that
  *                       read more of them (redirect_dir=on, index=on):
  *                       the origin, index and redirect parsers, which
- *                       userxattr never reaches; no secrets
+ *                       userxattr never reaches; index/ entries named
+ *                       after lower objects, with matching origins;
+ *                       no secrets
  *     -v                every operation and its result
  *
  * Started as root on DIR (ext4, so that user.* xattrs stay; with
@@ -38,14 +40,16 @@
  *    uapi/layerfs.h (and others) with hostile values: redirects to "/",
  *    "..", itself, its parent, another layer, loops of two directories;
  *    origin and index blobs with a valid header and wrong fields; link
- *    counts; garbage of 0 to 64 KiB;
+ *    counts; two objects that redirect to each other; garbage of 0 to
+ *    64 KiB;
  *  - mounts them with random options, by path or by descriptor
  *    (FSCONFIG_SET_FD), walks the mount (lstat, getdents64 with small
  *    buffers, readlink, open and read, listxattr and getxattr), makes
  *    random changes (create, mkdir, symlink, mknod, unlink, rmdir, rename
  *    with RENAME_NOREPLACE, RENAME_EXCHANGE and RENAME_WHITEOUT, link,
  *    chmod, truncate, setxattr, removexattr, writes that copy up; a round
- *    in four first changes its lower layers under the mount), walks
+ *    in four first changes its lower layers under the mount, and may
+ *    move a layer's root or the work directory into a layer), walks
  *    again, unmounts, and mounts again (the same stack, or the upper as
  *    the top lower layer) to read what the upper layer kept.
  *
@@ -86,6 +90,7 @@
 #include <unistd.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -96,6 +101,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
 
 #include "uapi/layerfs.h"
@@ -549,6 +555,37 @@ static void lfz_mark(struct lfz_round *r, const char *path)
 			  lsetxattr(full, "user.data", "v", 1, 0), "user.data");
 }
 
+/* @rel (below the round) as a path from its layer's root: "/a/b" */
+static const char *lfz_in_layer(const char *rel)
+{
+	const char *slash = strchr(rel, '/');
+
+	return slash ? slash : "/";
+}
+
+/*
+ * Redirects that loop: two objects that redirect to each other, by their
+ * paths in their layers, or one to itself.
+ */
+static void lfz_redirect_loop(struct lfz_round *r)
+{
+	const char *a, *b;
+	char full[PATH_MAX * 2], name[64];
+
+	if (r->nr_paths < 2)
+		return;
+	a = r->paths[lfz_rand(r, r->nr_paths)];
+	b = lfz_one_in(r, 3) ? a : r->paths[lfz_rand(r, r->nr_paths)];
+	snprintf(name, sizeof(name), "%s%s", lfz_prefix(r->o),
+		 LFS_XATTR_SUFFIX_REDIRECT);
+	snprintf(full, sizeof(full), "%s/%s", r->dir, a);
+	lfz_count(r, LFZ_OP_MARK, lsetxattr(full, name, lfz_in_layer(b),
+					    strlen(lfz_in_layer(b)), 0), a);
+	snprintf(full, sizeof(full), "%s/%s", r->dir, b);
+	lfz_count(r, LFZ_OP_MARK, lsetxattr(full, name, lfz_in_layer(a),
+					    strlen(lfz_in_layer(a)), 0), b);
+}
+
 /* a regular file of @n records at @full */
 static int lfz_write_file(struct lfz_round *r, const char *full, int flags,
 			  mode_t mode)
@@ -694,6 +731,76 @@ static void lfz_work_parts(struct lfz_round *r)
 		if (lfz_count(r, LFZ_OP_BUILD, mkdir(full, 0755), parts[i]) < 0)
 			continue;
 		lfz_build_layer(r, parts[i]);
+	}
+}
+
+/*
+ * An origin marker that says @full (made at @real) is the index's copy of
+ * @real: what a copy-up of a lower object with several links writes.
+ */
+static void lfz_index_origin(struct lfz_round *r, const char *full,
+			     const struct stat *real, const char *real_path)
+{
+	struct lfs_origin o = {
+		.version = LFS_ORIGIN_V1,
+		.flags = LFS_ORIGIN_INDEXED,
+		.nlink = real->st_nlink,
+		.ino = real->st_ino,
+		.real_ino = real->st_ino,
+	};
+	uint32_t links = lfz_rand(r, 3);
+	int gen = 0, fd;
+
+	fd = open(real_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		ioctl(fd, FS_IOC_GETVERSION, &gen);
+		close(fd);
+	}
+	o.generation = gen;
+	lfz_count(r, LFZ_OP_MARK, lsetxattr(full, LFS_XATTR_ORIGIN, &o,
+					    sizeof(o), 0), full);
+	lfz_count(r, LFZ_OP_MARK, lsetxattr(full, LFS_XATTR_LOWER_LINKS, &links,
+					    sizeof(links), 0), full);
+}
+
+/*
+ * --trusted: index/ entries under the names of real lower objects
+ * (index/%016llx of the inode number), with an origin that matches: a
+ * hard link to the lower object itself, a copy of another type, or a
+ * plain copy.  index=on then takes them for the copies of those objects.
+ */
+static void lfz_index_entries(struct lfz_round *r)
+{
+	char full[PATH_MAX * 2], real_path[PATH_MAX * 2];
+	int n = 1 + lfz_rand(r, 4);
+	struct stat st;
+	long ret;
+
+	snprintf(full, sizeof(full), "%s/w/" LFS_INDEX_NAME, r->dir);
+	mkdir(full, 0700);
+	while (n-- && r->nr_paths) {
+		snprintf(real_path, sizeof(real_path), "%s/%s", r->dir,
+			 r->paths[lfz_rand(r, r->nr_paths)]);
+		if (lstat(real_path, &st) || S_ISDIR(st.st_mode))
+			continue;
+		snprintf(full, sizeof(full), "%s/w/%s/%016llx", r->dir,
+			 LFS_INDEX_NAME, (unsigned long long)st.st_ino);
+		switch (lfz_rand(r, 4)) {
+		case 0:
+			ret = link(real_path, full);
+			break;
+		case 1:
+			ret = mkdir(full, 0755);
+			break;
+		case 2:
+			ret = symlink("a", full);
+			break;
+		default:
+			ret = lfz_write_file(r, full, O_CREAT | O_EXCL, 0644);
+			break;
+		}
+		if (lfz_count(r, LFZ_OP_BUILD, ret, "index entry") >= 0)
+			lfz_index_origin(r, full, &st, real_path);
 	}
 }
 
@@ -1453,9 +1560,13 @@ static int lfz_round_child(struct lfz_round *r)
 		snprintf(full, sizeof(full), "L%d", i);
 		lfz_build_layer(r, full);
 	}
+	if (lfz_one_in(r, 2))
+		lfz_redirect_loop(r);
 	if (r->upper) {
 		lfz_build_layer(r, "u");
 		lfz_work_parts(r);
+		if (r->o->trusted && lfz_one_in(r, 2))
+			lfz_index_entries(r);
 	}
 	if (lfz_mount(r, false))
 		return 0;

@@ -6,6 +6,9 @@
 #   make vm-shell      interactive guest with the module
 #   make test-diff-long  the write-side differential suite on DIFF_SEEDS
 #                      seeds a test (2000), in two guests at once
+#   make fuzz          the hostile-layer fuzzer (86-fuzz) alone, for
+#                      FUZZ_SECONDS (1800: 20 min in a user namespace,
+#                      10 on root's layers), in one guest
 #   make check         checkpatch --strict and sparse over the module, and
 #                      tools/bats-lint over the suites (make check-bats)
 #
@@ -37,7 +40,7 @@ TOOLS_BIN :=
 include $(wildcard tools/*.mk images/*.mk)
 
 .PHONY: all deps kernel module tools check vm-test vm-shell host-test test test-quick clean \
-	test-diff-long
+	test-diff-long fuzz
 
 all: module tools
 
@@ -62,6 +65,16 @@ vm-test: module tools
 DIFF_SEEDS ?= 2000
 test-diff-long: module tools
 	@DIFF_SEEDS=$(DIFF_SEEDS) vm/diff-long.sh
+
+# 86-fuzz for FUZZ_SECONDS of rounds, two thirds in a user namespace and
+# one third with --trusted (make test gives it a minute); a test may take
+# its part and ten minutes more, the guest all of it and 25 minutes
+FUZZ_SECONDS ?= 1800
+fuzz: module tools
+	@LFS_GUEST_ENV="LFS_FUZZ_SECONDS=$(FUZZ_SECONDS) $${LFS_GUEST_ENV:-}" \
+		LFS_TEST_TIMEOUT=$$(($(FUZZ_SECONDS) + 600)) \
+		VM_TIMEOUT=$$(($(FUZZ_SECONDS) + 1500)) \
+		vm/run.sh test tests/bats/86-fuzz.bats
 
 vm-shell: module tools
 	@vm/run.sh shell

@@ -131,12 +131,18 @@ EOF
 	mc_mount layerfs lfs
 	mc_mount overlay ovl
 	mc_both <<EOF
-ino d/wr => @iw
 chmod d/wr 600
 chmod d/app 600
 chmod d/trunc 600
 chmod d/otrunc 600
 chmod d/fd 600
+EOF
+	# metadata-only copies so far
+	for t in wr app trunc otrunc fd; do
+		run_ops "$WORK/lfs/u/d" <<<"getxattr $t $MCX => !ENODATA"
+	done
+	mc_both <<EOF
+ino d/wr => @iw
 fdopen 1 d/fd r
 pwrite d/wr 4096 XY
 append d/app ZZ

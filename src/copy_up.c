@@ -24,6 +24,18 @@
  * the lower object visible; after it the copy is complete.  Leftovers in
  * work/ are removed at the next mount.  A name whose inode already has a
  * copy (another link of the same lower file) is linked to it instead.
+ *
+ * Metadata-only copy-up (metacopy=on): a change of a lower regular
+ * file's metadata alone (chmod, chown, utimes, xattrs and ACLs, chattr)
+ * copies it up as above without its data: the copy has the data's size
+ * as a hole and the metacopy marker (LFS_XATTR_METACOPY), and reads go
+ * on to the data below, which the lookup finds by the same path.  Files
+ * with several links (the index) and empty files are copied whole.  The
+ * data follows when something needs it in the upper layer (an open for
+ * write, a truncate, a rename or link of the file: lfs_copy_up() but
+ * with LFS_CU_METADATA): lfs_copy_up_data() fills the copy in place,
+ * syncs it, and removes the marker last, so that a crash in the middle
+ * leaves a metacopy file whose data is still below.
  */
 #define pr_fmt(fmt) "layerfs: " fmt
 
@@ -46,11 +58,14 @@ struct lfs_cu {
 	struct lfs_sb *sbi;
 	struct dentry *dentry;		/* the layerfs dentry */
 	struct path lower;		/* its top-most lower object */
+	struct path data;		/* the lower object with its data */
+	struct lfs_layer *data_layer;	/* the layer of @data */
 	struct kstat stat;		/* the lower object's attributes */
 	struct dentry *upperparent;	/* where the copy goes */
 	struct kstat pstat;		/* its times before the copy-up */
 	struct dentry *temp;		/* the copy, in work/ */
 	bool indexed;			/* link the copy into index/ */
+	bool metacopy;			/* copy the metadata only */
 	unsigned int flags;		/* LFS_CU_* */
 };
 
@@ -137,21 +152,23 @@ static int lfs_cu_copy_range(struct file *in, struct file *out, loff_t pos,
 }
 
 /*
- * Copy the data of a regular file, keeping its holes.  lfs_cu_prepare()
- * checked that the mounter may read it.
+ * Copy @size bytes of the data of the regular file @src into the upper
+ * regular file @dst, keeping holes.  The caller checked that the mounter
+ * may read @src.
  */
-static int lfs_cu_copy_data(struct lfs_cu *cu)
+static int lfs_cu_copy_file(struct lfs_sb *sbi, const struct path *src,
+			    struct dentry *dst, loff_t size)
 {
-	struct path temp = { .mnt = cu->sbi->upper->mnt, .dentry = cu->temp };
-	loff_t size = cu->stat.size, pos = 0;
+	struct path temp = { .mnt = sbi->upper->mnt, .dentry = dst };
 	struct iattr attr = { .ia_valid = ATTR_SIZE, .ia_size = size };
 	struct file *in, *out;
+	loff_t pos = 0;
 	int err;
 
-	err = lfs_cu_setattr(cu->sbi, cu->temp, &attr);
+	err = lfs_cu_setattr(sbi, dst, &attr);
 	if (err)
 		return err;
-	in = dentry_open(&cu->lower, O_RDONLY | O_LARGEFILE, current_cred());
+	in = dentry_open(src, O_RDONLY | O_LARGEFILE, current_cred());
 	if (IS_ERR(in))
 		return PTR_ERR(in);
 	out = dentry_open(&temp, O_WRONLY | O_LARGEFILE, current_cred());
@@ -185,12 +202,33 @@ static int lfs_cu_copy_data(struct lfs_cu *cu)
 		pos = hole;
 	}
 	/* the copy is complete on disk before it shows (but when volatile) */
-	if (!err && lfs_should_sync(cu->sbi))
+	if (!err && lfs_should_sync(sbi))
 		err = vfs_fsync(out, 0);
 out_out:
 	fput(out);
 out_in:
 	fput(in);
+	return err;
+}
+
+/* The data of a regular file, from the lower object that holds it. */
+static int lfs_cu_copy_data(struct lfs_cu *cu)
+{
+	return lfs_cu_copy_file(cu->sbi, &cu->data, cu->temp, cu->stat.size);
+}
+
+/*
+ * A metadata-only copy: the data's size, as a hole, and the marker that
+ * says the data is below.
+ */
+static int lfs_cu_make_metacopy(struct lfs_cu *cu)
+{
+	struct iattr attr = { .ia_valid = ATTR_SIZE, .ia_size = cu->stat.size };
+	int err;
+
+	err = lfs_cu_setattr(cu->sbi, cu->temp, &attr);
+	if (!err)
+		err = lfs_set_marker(cu->sbi, cu->temp, LFS_XA_METACOPY, "", 0);
 	return err;
 }
 
@@ -541,7 +579,7 @@ out_unlock:
 static bool lfs_cu_has_data(const struct lfs_cu *cu)
 {
 	return S_ISREG(cu->stat.mode) && !(cu->flags & LFS_CU_NODATA) &&
-	       cu->stat.size;
+	       cu->stat.size && !cu->metacopy;
 }
 
 /*
@@ -573,17 +611,23 @@ static int lfs_cu_check_ids(const struct lfs_cu *cu)
 /*
  * The object's lower original, and what the copy must be made of.  The
  * checks that may refuse the copy-up come here, before anything is made
- * in work/: the owner's mapping, and for data to copy, the mounter's
- * read access to the lower file (lfs_real_may_read(); dentry_open() in
- * lfs_cu_copy_data() checks nothing).  Caller runs as the mounter.
+ * in work/: the owner's mapping, and for data to copy (now, or later
+ * for a metadata-only copy), the mounter's read access to the lower file
+ * (lfs_real_may_read(); dentry_open() in lfs_cu_copy_data() checks
+ * nothing).  Caller runs as the mounter.
  */
 static int lfs_cu_prepare(struct lfs_cu *cu)
 {
 	const struct lfs_entry *e = LFS_E(cu->dentry);
+	const struct lfs_real *data = &e->real[e->nr - 1];
 	int err;
 
 	cu->lower.mnt = e->real[0].layer->mnt;
 	cu->lower.dentry = e->real[0].dentry;
+	/* a lower metacopy file's data is in its entry's last object */
+	cu->data.mnt = data->layer->mnt;
+	cu->data.dentry = data->dentry;
+	cu->data_layer = data->layer;
 	err = vfs_getattr(&cu->lower, &cu->stat, STATX_BASIC_STATS,
 			  AT_STATX_SYNC_AS_STAT);
 	if (err)
@@ -591,17 +635,29 @@ static int lfs_cu_prepare(struct lfs_cu *cu)
 	err = lfs_cu_check_ids(cu);
 	if (err)
 		return err;
-	if (lfs_cu_has_data(cu)) {
-		err = lfs_real_may_read(&cu->lower);
-		if (err)
-			return err;
-	}
 	/*
 	 * Any non-directory may have several names: symlinks, devices,
 	 * fifos and sockets too, not only regular files.
 	 */
 	cu->indexed = cu->sbi->index && !S_ISDIR(cu->stat.mode) &&
 		      cu->stat.nlink > 1;
+	/*
+	 * A file with several links is copied whole: its copy is in the
+	 * index, which a metacopy file would have to keep in step.
+	 */
+	cu->metacopy = (cu->flags & LFS_CU_METADATA) &&
+		       lfs_metacopy(cu->sbi) && S_ISREG(cu->stat.mode) &&
+		       cu->stat.size && !cu->indexed;
+	/*
+	 * A metadata-only copy reads no data now, but will at its data
+	 * copy-up, and lets reads through to it: it asks what a whole
+	 * copy would, so that neither depends on metacopy=.
+	 */
+	if (lfs_cu_has_data(cu) || cu->metacopy) {
+		err = lfs_real_may_read(&cu->data);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -674,6 +730,8 @@ static struct dentry *lfs_cu_copy(struct lfs_cu *cu)
 	err = 0;
 	if (lfs_cu_has_data(cu))
 		err = lfs_cu_copy_data(cu);
+	else if (cu->metacopy)
+		err = lfs_cu_make_metacopy(cu);
 	if (!err)
 		err = lfs_cu_copy_attrs(cu);
 	if (!err && cu->indexed)
@@ -799,6 +857,9 @@ static int lfs_copy_up_one(struct dentry *dentry, unsigned int flags)
 		upper = lfs_cu_copy(&cu);
 		if (!IS_ERR(upper) && cu.indexed)
 			lfs_inode_set_indexed(inode, cu.stat.nlink - 1);
+		/* where the data is, before the copy is published */
+		if (!IS_ERR(upper) && cu.metacopy)
+			lfs_inode_set_data(inode, cu.data.dentry, cu.data_layer);
 	}
 	revert_creds(old_cred);
 	/*
@@ -812,9 +873,123 @@ static int lfs_copy_up_one(struct dentry *dentry, unsigned int flags)
 	if (!err) {
 		lfs_inode_set_upper(inode, upper);
 		lfs_set_upper(dentry, upper);
+		/* a lower metacopy file copied whole: the upper has the data */
+		if (!cu.metacopy && lfs_i_metacopy(inode))
+			lfs_inode_clear_metacopy(inode);
 	}
 out_dput:
 	dput(parent);
+out_unlock:
+	mutex_unlock(&li->lock);
+	return err;
+}
+
+/*
+ * The upper copy's file capability, which writing its data clears
+ * (security_inode_killpriv()): read to be set again.  *@value is NULL
+ * when there is none.
+ */
+static ssize_t lfs_cu_get_caps(struct lfs_sb *sbi, struct dentry *upper,
+			       void **value)
+{
+	struct user_namespace *userns = mnt_user_ns(sbi->upper->mnt);
+	ssize_t size;
+
+	*value = NULL;
+	size = vfs_getxattr(userns, upper, XATTR_NAME_CAPS, NULL, 0);
+	if (size == -ENODATA || size == -EOPNOTSUPP)
+		return 0;
+	if (size <= 0)
+		return size;
+	*value = kmalloc(size, GFP_KERNEL);
+	if (!*value)
+		return -ENOMEM;
+	size = vfs_getxattr(userns, upper, XATTR_NAME_CAPS, *value, size);
+	if (size < 0) {
+		kfree(*value);
+		*value = NULL;
+	}
+	return size;
+}
+
+/*
+ * Fill the upper metacopy file @upper with its data from @data, as the
+ * mounter, then give it back what writing it changed (its file
+ * capability, mode and times) and remove the marker: last, so that
+ * until then the file is a whole metacopy file, whose data is below.
+ */
+static int lfs_cu_fill(struct lfs_sb *sbi, struct dentry *upper,
+		       const struct path *data)
+{
+	struct path upath = { .mnt = sbi->upper->mnt, .dentry = upper };
+	struct kstat ustat, dstat;
+	struct iattr attr;
+	ssize_t caps_size;
+	void *caps;
+	int err;
+
+	err = vfs_getattr(&upath, &ustat, STATX_BASIC_STATS,
+			  AT_STATX_SYNC_AS_STAT);
+	if (!err)
+		err = vfs_getattr(data, &dstat, STATX_SIZE,
+				  AT_STATX_SYNC_AS_STAT);
+	if (!err)
+		err = lfs_real_may_read(data);
+	if (err)
+		return err;
+	caps_size = lfs_cu_get_caps(sbi, upper, &caps);
+	if (caps_size < 0)
+		return caps_size;
+	/* the size reads showed: the data's own */
+	err = lfs_cu_copy_file(sbi, data, upper, dstat.size);
+	if (!err && caps)
+		err = lfs_set_xattr(sbi, upper, XATTR_NAME_CAPS, caps,
+				    caps_size);
+	if (!err && (d_inode(upper)->i_mode != ustat.mode)) {
+		attr.ia_valid = ATTR_MODE;
+		attr.ia_mode = ustat.mode;
+		err = lfs_cu_setattr(sbi, upper, &attr);
+	}
+	if (!err) {
+		attr.ia_valid = ATTR_ATIME | ATTR_MTIME | ATTR_ATIME_SET |
+				ATTR_MTIME_SET;
+		attr.ia_atime = ustat.atime;
+		attr.ia_mtime = ustat.mtime;
+		err = lfs_cu_setattr(sbi, upper, &attr);
+	}
+	if (!err)
+		err = lfs_remove_marker(sbi, upper, LFS_XA_METACOPY);
+	kfree(caps);
+	return err;
+}
+
+/*
+ * The data copy-up of a metacopy file: its upper copy is filled in
+ * place (lfs_cu_fill()).  A lower metacopy file without an upper copy
+ * gets a whole one instead, from lfs_copy_up_flags().
+ * Caller holds write access to the upper layer.
+ */
+static int lfs_copy_up_data(struct dentry *dentry)
+{
+	struct inode *inode = d_inode(dentry);
+	struct lfs_inode *li = LFS_I(inode);
+	struct lfs_sb *sbi = LFS_SB(dentry->d_sb);
+	const struct cred *old_cred;
+	struct dentry *upper;
+	struct path data;
+	int err = 0;
+
+	mutex_lock(&li->lock);
+	upper = lfs_i_upper(inode);
+	if (!upper || !lfs_i_metacopy(inode))
+		goto out_unlock;
+	lfs_data_path(inode, &data);
+	old_cred = lfs_override_creds(dentry->d_sb);
+	err = lfs_cu_fill(sbi, upper, &data);
+	revert_creds(old_cred);
+	if (!err)
+		lfs_inode_clear_metacopy(inode);
+	lfs_copy_attr(inode, d_inode(upper));
 out_unlock:
 	mutex_unlock(&li->lock);
 	return err;
@@ -825,6 +1000,7 @@ out_unlock:
  * @dentry: a positive layerfs dentry
  * @flags: LFS_CU_* for the object itself
  *
+ * Without LFS_CU_METADATA, a metacopy file gets its data too.
  * Caller holds write access to the upper layer (lfs_want_write()).
  * Return: 0, or -errno.
  */
@@ -854,6 +1030,8 @@ int lfs_copy_up_flags(struct dentry *dentry, unsigned int flags)
 		if (err)
 			return err;
 	}
+	if (!(flags & LFS_CU_METADATA) && lfs_i_metacopy(d_inode(dentry)))
+		return lfs_copy_up_data(dentry);
 	return 0;
 }
 

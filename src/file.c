@@ -76,7 +76,10 @@ static struct file *lfs_open_real(struct file *file, struct inode *real,
 	return realfile;
 }
 
-/* Opening a lower file for writing, or to truncate it, copies it up. */
+/*
+ * Opening a lower file for writing, or to truncate it, copies it up; a
+ * metacopy file gets its data.
+ */
 static int lfs_open_copy_up(struct file *file)
 {
 	struct dentry *dentry = file->f_path.dentry;
@@ -85,7 +88,7 @@ static int lfs_open_copy_up(struct file *file)
 
 	if (!(file->f_mode & FMODE_WRITE) && !(file->f_flags & O_TRUNC))
 		return 0;
-	if (lfs_upper(dentry))
+	if (lfs_upper(dentry) && !lfs_i_metacopy(d_inode(dentry)))
 		return 0;
 	/*
 	 * Unreachable: an open of our dentry gets our inode, also when a
@@ -116,14 +119,26 @@ static int lfs_open(struct inode *inode, struct file *file)
 	lf = kzalloc(sizeof(*lf), GFP_KERNEL);
 	if (!lf)
 		return -ENOMEM;
-	/* one load: the inode and its layer must agree */
+	/*
+	 * One load: the inode and its layer must agree.  A metacopy file
+	 * opens its data, below; it is opened for reading only (an open
+	 * for writing gave it its data), with the mounter's credentials,
+	 * as every real file.
+	 */
 	upper = lfs_i_upper(inode);
-	if (upper)
+	if (lfs_i_metacopy(inode)) {
+		struct path data;
+
+		lfs_data_path(inode, &data);
+		realfile = lfs_open_real(file, d_inode(data.dentry),
+					 LFS_I(inode)->data_layer);
+	} else if (upper) {
 		realfile = lfs_open_real(file, d_inode(upper),
 					 LFS_SB(inode->i_sb)->upper);
-	else
+	} else {
 		realfile = lfs_open_real(file, LFS_I(inode)->lower,
 					 LFS_I(inode)->layer);
+	}
 	if (IS_ERR(realfile)) {
 		kfree(lf);
 		return PTR_ERR(realfile);
@@ -210,8 +225,9 @@ static int lfs_real_setfl(struct file *realfile, unsigned int flags)
  * @realp: set to the real file, which lives as long as @file
  *
  * The file of the inode's real inode of now: the upper one if the inode
- * was copied up after @file was opened.  Its F_SETFL flags are brought in
- * line with @file's first.
+ * was copied up after @file was opened, or if the upper copy got its
+ * data since (a metacopy file).  Its F_SETFL flags are brought in line
+ * with @file's first.
  *
  * Return: 0 or -errno.
  */
@@ -219,15 +235,13 @@ static int lfs_real_file(struct file *file, struct file **realp)
 {
 	struct inode *inode = file_inode(file);
 	struct file *realfile = lfs_real_file_last(file);
-	struct dentry *upper;
+	struct dentry *upper = lfs_i_upper(inode);
 
-	if (unlikely(file_inode(realfile) == LFS_I(inode)->lower)) {
-		upper = lfs_i_upper(inode);
-		if (upper) {
-			realfile = lfs_real_file_upper(file, upper);
-			if (IS_ERR(realfile))
-				return PTR_ERR(realfile);
-		}
+	if (unlikely(upper && file_inode(realfile) != d_inode(upper) &&
+		     !lfs_i_metacopy(inode))) {
+		realfile = lfs_real_file_upper(file, upper);
+		if (IS_ERR(realfile))
+			return PTR_ERR(realfile);
 	}
 	if (unlikely((file->f_flags ^ realfile->f_flags) & LFS_SETFL_MASK)) {
 		int err = lfs_real_setfl(realfile, file->f_flags);
@@ -610,8 +624,14 @@ int lfs_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
 {
 	struct inode *real = lfs_real_inode(inode);
 	const struct cred *old_cred;
+	struct path data;
 	int err;
 
+	/* a metacopy file's extents are its data's */
+	if (lfs_i_metacopy(inode)) {
+		lfs_data_path(inode, &data);
+		real = d_inode(data.dentry);
+	}
 	if (!real->i_op->fiemap)
 		return -EOPNOTSUPP;
 	old_cred = lfs_override_creds(inode->i_sb);
@@ -710,7 +730,8 @@ static loff_t lfs_remap_file_range(struct file *file_in, loff_t pos_in,
 	 * doubled, not shared.
 	 */
 	if (op == LFS_DEDUPE && (!lfs_i_upper(file_inode(file_in)) ||
-				 !lfs_i_upper(file_inode(file_out))))
+				 !lfs_i_upper(file_inode(file_out)) ||
+				 lfs_i_metacopy(file_inode(file_in))))
 		return -EPERM;
 	return lfs_copyfile(file_in, pos_in, file_out, pos_out, len,
 			    remap_flags, op);

@@ -278,6 +278,64 @@ void lfs_inode_set_indexed(struct inode *inode, unsigned int lower_links)
 }
 
 /**
+ * lfs_inode_set_data - note where a metacopy file's data is
+ * @inode: the layerfs inode of a regular file, before the metacopy
+ *	object (its upper copy or its lower entry) is published
+ * @data: the real object with the data (the caller keeps its reference)
+ * @layer: the layer of @data
+ *
+ * Set once; later calls change nothing.
+ */
+void lfs_inode_set_data(struct inode *inode, struct dentry *data,
+			struct lfs_layer *layer)
+{
+	struct lfs_inode *li = LFS_I(inode);
+
+	spin_lock(&inode->i_lock);
+	if (!li->data) {
+		li->data = dget(data);
+		li->data_layer = layer;
+		/* @data is there before the flag; pairs with lfs_data_path() */
+		smp_mb__before_atomic();
+		set_bit(LFS_I_METACOPY, &li->flags);
+	}
+	spin_unlock(&inode->i_lock);
+}
+
+/**
+ * lfs_inode_clear_metacopy - the upper object has the data now
+ * @inode: the layerfs inode
+ *
+ * Caller holds the inode's copy-up lock.  Readers that still see the
+ * flag read the data below, the same bytes, until the next write, which
+ * opens the upper file (lfs_real_file()).
+ */
+void lfs_inode_clear_metacopy(struct inode *inode)
+{
+	struct lfs_inode *li = LFS_I(inode);
+
+	lockdep_assert_held(&li->lock);
+	/* the data is in the upper object before the flag goes */
+	smp_mb__before_atomic();
+	clear_bit(LFS_I_METACOPY, &li->flags);
+}
+
+/**
+ * lfs_data_path - where a metacopy file's data is
+ * @inode: the layerfs inode, which the caller saw lfs_i_metacopy()
+ * @path: filled in
+ */
+void lfs_data_path(const struct inode *inode, struct path *path)
+{
+	const struct lfs_inode *li = LFS_I(inode);
+
+	/* the flag was set after @data; pairs with lfs_inode_set_data() */
+	smp_rmb();
+	path->mnt = li->data_layer->mnt;
+	path->dentry = li->data;
+}
+
+/**
  * lfs_nlink - the link count layerfs shows
  * @inode: the layerfs inode
  * @real_nlink: the link count of the real inode behind it
@@ -341,6 +399,7 @@ struct lfs_ikey {
 	unsigned int prot;		/* i_flags from LFS_XATTR_PROTATTR */
 	u64 real_ino;			/* an upper copy: its origin's own */
 	u32 generation;			/* ino and generation */
+	bool metacopy;			/* a metacopy file: data in e->real[nr - 1] */
 };
 
 static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
@@ -356,6 +415,9 @@ static void lfs_inode_init(struct inode *inode, const struct lfs_entry *e,
 		}
 		li->layer = e->real[0].layer;
 	}
+	if (key->metacopy)
+		lfs_inode_set_data(inode, e->real[e->nr - 1].dentry,
+				   e->real[e->nr - 1].layer);
 	if (key->upper && !li->upper)
 		li->upper = dget(key->upper);
 	if (key->upper)
@@ -516,6 +578,12 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 	}
 	if (e->upper && e->nr)
 		key->lower = d_inode(e->real[0].dentry);
+	/*
+	 * A lookup gives a regular file more than its top-most object only
+	 * when that is a metacopy file: then the last one has the data.
+	 */
+	key->metacopy = !d_is_dir(e->upper ? e->upper : e->real[0].dentry) &&
+			e->nr > (e->upper ? 0 : 1);
 }
 
 /**
@@ -570,8 +638,10 @@ void lfs_evict_inode(struct inode *inode)
 	clear_inode(inode);
 	iput(li->lower);
 	dput(li->upper);
+	dput(li->data);
 	li->lower = NULL;
 	li->upper = NULL;
+	li->data = NULL;
 }
 
 /*
@@ -587,6 +657,31 @@ static u64 lfs_stat_ino(struct inode *inode)
 	if (lfs_use_origin(sbi) || !upper || S_ISDIR(inode->i_mode))
 		return inode->i_ino;
 	return lfs_ino(sbi, sbi->upper, d_inode(upper)->i_ino);
+}
+
+/*
+ * A metacopy file takes its metadata from the object that has them and
+ * its block count from the data, as overlay shows it: what du(1) should
+ * count is the data.  As the mounter.
+ */
+static int lfs_getattr_data(struct inode *inode, struct kstat *stat,
+			    u32 request_mask, unsigned int flags)
+{
+	const struct cred *old_cred;
+	struct kstat dstat;
+	struct path data;
+	int err;
+
+	if (!(request_mask & STATX_BLOCKS))
+		return 0;
+	lfs_data_path(inode, &data);
+	old_cred = lfs_override_creds(inode->i_sb);
+	err = vfs_getattr(&data, &dstat, STATX_BLOCKS, flags);
+	revert_creds(old_cred);
+	if (err)
+		return err;
+	stat->blocks = dstat.blocks;
+	return 0;
 }
 
 static int lfs_getattr(struct user_namespace *mnt_userns,
@@ -611,6 +706,11 @@ static int lfs_getattr(struct user_namespace *mnt_userns,
 						 stat->uid));
 	stat->gid = vfsgid_into_kgid(make_vfsgid(mnt_userns, i_user_ns(inode),
 						 stat->gid));
+	if (lfs_i_metacopy(inode)) {
+		err = lfs_getattr_data(inode, stat, request_mask, flags);
+		if (err)
+			return err;
+	}
 	stat->dev = inode->i_sb->s_dev;
 	stat->ino = lfs_stat_ino(inode);
 	if (S_ISDIR(inode->i_mode)) {
@@ -716,6 +816,8 @@ int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	lfs_attr_owner_to_fs(mnt_userns, inode, &real_attr);
 	if ((attr->ia_valid & ATTR_SIZE) && !attr->ia_size)
 		cu_flags |= LFS_CU_NODATA;
+	if (!(attr->ia_valid & ATTR_SIZE))
+		cu_flags |= LFS_CU_METADATA;
 	/*
 	 * A truncation to 0 copies no data up, so the copy is empty already
 	 * and its filesystem sees no size change, for which truncate(2) asks
@@ -930,7 +1032,7 @@ static int lfs_fileattr_set(struct user_namespace *mnt_userns,
 	err = lfs_want_write(dentry);
 	if (err)
 		return err;
-	err = lfs_copy_up(dentry);
+	err = lfs_copy_up_flags(dentry, LFS_CU_METADATA);
 	if (err)
 		goto out_drop;
 

@@ -75,6 +75,7 @@ enum lfs_xattr {
 	LFS_XA_PROTATTR,		/* an upper object's append-only, immutable */
 	LFS_XA_INDEX_UPPER,		/* the upper directory index/ serves */
 	LFS_XA_PROBE,			/* set and removed at mount */
+	LFS_XA_METACOPY,		/* a regular file whose data is below */
 	LFS_XA_NR
 };
 
@@ -125,6 +126,7 @@ struct lfs_config {
 	unsigned int given;		/* BIT(enum lfs_param) of each given (super.c) */
 	enum lfs_redirect_mode redirect; /* "redirect_dir=" */
 	bool index;			/* "index=": its value, when given */
+	bool metacopy;			/* "metacopy=": its value, when given */
 };
 
 /* Per-superblock state.  Immutable after fill_super. */
@@ -158,6 +160,7 @@ struct lfs_sb {
 	enum lfs_whiteout_format whiteout; /* whiteout= */
 	enum lfs_redirect_mode redirect; /* redirect_dir= */
 	bool userxattr;			/* userxattr: markers are user.overlay.* */
+	bool metacopy;			/* metacopy=on: see lfs_metacopy() */
 	const struct lfs_xattr_ns *xattr; /* the markers' names (lfs_xattr_name()) */
 	unsigned int given;		/* lfs_config.given: what show_options shows */
 	bool volatile_mount;		/* volatile: no sync reaches the upper layer */
@@ -174,6 +177,17 @@ static inline bool lfs_redirect_follow(const struct lfs_sb *sbi)
 static inline bool lfs_redirect_create(const struct lfs_sb *sbi)
 {
 	return sbi->redirect == LFS_REDIRECT_ON;
+}
+
+/*
+ * metacopy=on (the default but with userxattr): do metadata changes of a
+ * lower regular file copy up its metadata only, and are metacopy files
+ * met in a lookup followed to their data below?  With metacopy=off a
+ * lookup that meets one fails (EPERM).
+ */
+static inline bool lfs_metacopy(const struct lfs_sb *sbi)
+{
+	return sbi->metacopy;
 }
 
 /*
@@ -292,6 +306,12 @@ struct lfs_inode {
 	struct lfs_layer *layer;	/* the layer @lower lives in */
 	unsigned long flags;		/* LFS_I_* */
 	unsigned int lower_links;	/* LFS_I_INDEXED: see LFS_XATTR_LOWER_LINKS */
+	/*
+	 * LFS_I_METACOPY: the real object that holds the data (a
+	 * reference), and its layer; set once, before the flag
+	 */
+	struct dentry *data;
+	struct lfs_layer *data_layer;
 	/* serializes copy-up of this inode, and llseek's lending of f_pos */
 	struct mutex lock;
 	struct inode vfs_inode;
@@ -307,6 +327,13 @@ struct lfs_inode {
 /* the upper object is append-only, immutable: see LFS_XA_PROTATTR */
 #define LFS_I_PROT_APPEND	2
 #define LFS_I_PROT_IMMUTABLE	3
+/*
+ * a regular file whose data is not in its top-most object (a metacopy
+ * file: LFS_XATTR_METACOPY): it is in @data.  Set before the inode or
+ * its metadata-only copy is published, cleared once (under @lock) when
+ * the data copy-up has filled the upper object.
+ */
+#define LFS_I_METACOPY		4
 
 static inline struct lfs_sb *LFS_SB(const struct super_block *sb)
 {
@@ -337,6 +364,13 @@ static inline struct dentry *lfs_i_upper(const struct inode *inode)
 {
 	/* pairs with the release in lfs_inode_set_upper() */
 	return smp_load_acquire(&LFS_I(inode)->upper);
+}
+
+/* Is the inode's data elsewhere than in its top-most object? */
+static inline bool lfs_i_metacopy(const struct inode *inode)
+{
+	/* pairs with the barrier before clear_bit() in lfs_copy_up_data() */
+	return test_bit(LFS_I_METACOPY, &LFS_I(inode)->flags);
 }
 
 /* the real inode behind a layerfs inode: upper if there is one */
@@ -481,6 +515,8 @@ struct dentry *lfs_lookup_upper_child(struct dentry *parent,
 int lfs_read_origin(const struct lfs_sb *sbi, struct dentry *upper,
 		    struct lfs_origin *origin);
 bool lfs_redirect_valid(const char *s, size_t len);
+int lfs_check_metacopy(const struct lfs_sb *sbi, const struct lfs_layer *layer,
+		       struct dentry *real);
 
 /* dir.c */
 int lfs_create(struct user_namespace *mnt_userns, struct inode *dir,
@@ -502,6 +538,7 @@ int lfs_tmpfile(struct user_namespace *mnt_userns, struct inode *dir,
 
 /* copy_up.c */
 #define LFS_CU_NODATA	0x1	/* the data is about to be truncated away */
+#define LFS_CU_METADATA	0x2	/* only metadata changes: data may stay below */
 int lfs_copy_up(struct dentry *dentry);
 int lfs_copy_up_flags(struct dentry *dentry, unsigned int flags);
 int lfs_copy_up_hardlink(struct dentry *dentry);
@@ -558,6 +595,10 @@ struct inode *lfs_get_inode(struct super_block *sb, struct lfs_entry *e,
 			    struct dentry *index);
 void lfs_inode_set_upper(struct inode *inode, struct dentry *upper);
 void lfs_inode_set_indexed(struct inode *inode, unsigned int lower_links);
+void lfs_inode_set_data(struct inode *inode, struct dentry *data,
+			struct lfs_layer *layer);
+void lfs_inode_clear_metacopy(struct inode *inode);
+void lfs_data_path(const struct inode *inode, struct path *path);
 unsigned int lfs_nlink(const struct inode *inode, unsigned int real_nlink);
 void lfs_update_nlink(struct inode *inode);
 int lfs_read_lower_links(const struct lfs_sb *sbi, struct dentry *upper,

@@ -226,6 +226,52 @@ int lfs_read_origin(const struct lfs_sb *sbi, struct dentry *upper,
 	return 0;
 }
 
+/**
+ * lfs_check_metacopy - is a real regular file a metacopy file?
+ * @sbi: the superblock info
+ * @layer: the layer @real lives in
+ * @real: a positive real dentry
+ *
+ * A metacopy file (LFS_XATTR_METACOPY in uapi) is followed to its data
+ * below only on a mount with metacopy=on; with metacopy=off the lookup
+ * that meets one fails, as overlay's does.  Anything but the empty value
+ * is not understood, and a metacopy file with a redirect is overlay's
+ * renamed one, whose data layerfs does not look for where the redirect
+ * says: both fail the lookup rather than show other data.  Caller must
+ * run with the mounter's credentials.
+ * Return: 1 if it is one, 0 if not, or -errno.
+ */
+int lfs_check_metacopy(const struct lfs_sb *sbi, const struct lfs_layer *layer,
+		       struct dentry *real)
+{
+	int len;
+
+	if (!d_is_reg(real))
+		return 0;
+	len = lfs_get_marker(sbi, layer, real, LFS_XA_METACOPY, NULL, 0);
+	if (len == -ENODATA || len == -EOPNOTSUPP)
+		return 0;
+	if (len < 0)
+		return len;
+	if (!lfs_metacopy(sbi)) {
+		pr_warn_ratelimited("%pd2: refusing to follow a metacopy file in layer \"%s\" (metacopy=off)\n",
+				    real, layer->name);
+		return -EPERM;
+	}
+	if (len) {
+		pr_warn_ratelimited("%pd2: metacopy marker of %d bytes in layer \"%s\": not understood\n",
+				    real, len, layer->name);
+		return -EIO;
+	}
+	len = lfs_get_marker(sbi, layer, real, LFS_XA_REDIRECT, NULL, 0);
+	if (len >= 0) {
+		pr_warn_ratelimited("%pd2: metacopy file with a redirect in layer \"%s\": not followed\n",
+				    real, layer->name);
+		return -EIO;
+	}
+	return 1;
+}
+
 /* Room for a few real objects on the stack, to size the entry exactly. */
 #define LFS_WALK_ONSTACK	8
 
@@ -659,20 +705,51 @@ static int lfs_lwalk_layer(struct lfs_lwalk *w, const struct lfs_real *inst,
 				 &last, &w->wh, realp);
 }
 
+/* what the walk through the lower layers looks for */
+enum lfs_lwant {
+	LFS_LW_ANY,			/* whatever the name shows */
+	LFS_LW_BELOW_DIR,		/* directories below a directory found above */
+	LFS_LW_DATA,			/* the data of a metacopy file found above */
+};
+
+/*
+ * Looking for a metacopy file's data, @real was found (or nothing, NULL):
+ * a regular file without the marker is the data (1); another metacopy
+ * file is passed (0: walk on); anything else, a whiteout too, means the
+ * layers below show no data for the name (-ENODATA).
+ */
+static int lfs_lwalk_data(const struct lfs_sb *sbi, const struct lfs_real *at,
+			  struct dentry *real)
+{
+	int mc;
+
+	if (!real)
+		return 0;
+	if (!d_is_reg(real) || lfs_is_whiteout(sbi, at->layer, real, at->flags))
+		return -ENODATA;
+	mc = lfs_check_metacopy(sbi, at->layer, real);
+	if (mc < 0)
+		return mc;
+	return !mc;
+}
+
 /*
  * The walk through the lower layers (struct lfs_lwalk).  The first object
- * found decides (unless @below_dir: a directory was found above): a
- * whiteout ends the walk with nothing, a non-directory is the answer on
- * its own, a directory collects the same name from the layers below
- * until one is opaque or holds a non-directory.  @redirect is the upper
- * directory's, or NULL.
+ * found decides (for LFS_LW_ANY): a whiteout ends the walk with nothing,
+ * a non-directory is the answer on its own, a directory collects the same
+ * name from the layers below until one is opaque or holds a non-directory.
+ * A metacopy file is followed down to its data, the first regular file
+ * without the marker below it (LFS_LW_DATA: the walk finds only that); an
+ * entry holds both.  @redirect is the upper directory's, or NULL.
  */
 static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 			     const struct qstr *name, const char *redirect,
-			     struct lfs_parts *p, bool below_dir)
+			     struct lfs_parts *p, enum lfs_lwant want)
 {
 	const struct lfs_sb *sbi = LFS_SB(sb);
 	struct lfs_lwalk w = { .sb = sb, .pe = pe, .name = *name };
+	bool below_dir = want == LFS_LW_BELOW_DIR;
+	bool data = want == LFS_LW_DATA;
 	unsigned int i;
 	int err;
 
@@ -697,6 +774,21 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 			dput(held);
 			break;
 		}
+		dput(held);
+		if (data) {
+			err = lfs_lwalk_data(sbi, &at, real);
+			if (err <= 0) {
+				dput(real);
+				if (err || hidden || w.stop)
+					break;
+				continue;
+			}
+			err = lfs_parts_add(p, real, at.layer, 0);
+			if (err)
+				dput(real);
+			data = false;
+			break;
+		}
 		if (real && first && lfs_is_whiteout(sbi, at.layer, real, at.flags)) {
 			dput(real);
 			real = NULL;
@@ -707,7 +799,6 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 			real = NULL;
 			hidden = 1;
 		}
-		dput(held);
 		if (!real) {
 			/* a whiteout: nothing, or the end of the merge */
 			if (hidden || w.stop)
@@ -722,11 +813,22 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 				break;
 			}
 		}
+		/* a metacopy file: its data is further down */
+		if (first && d_is_reg(real)) {
+			err = lfs_check_metacopy(sbi, at.layer, real);
+			if (err < 0) {
+				dput(real);
+				break;
+			}
+			data = err;
+		}
 		err = lfs_parts_add(p, real, at.layer, flags);
 		if (err) {
 			dput(real);
 			break;
 		}
+		if (data && !hidden && !w.stop)
+			continue;
 		/* beside its own whiteout, a directory is the last part */
 		if (!d_is_dir(real) || opaque || hidden)
 			break;
@@ -747,6 +849,12 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 	lfs_ni_end(&w.c);
 	kfree(w.wh.name);
 	kfree(w.buf);
+	/* a metacopy file without data below: overlay's answer, EIO */
+	if ((!err && data) || err == -ENODATA) {
+		pr_warn_ratelimited("%.*s: metacopy file without data below\n",
+				    name->len, name->name);
+		err = -EIO;
+	}
 	return err;
 }
 
@@ -789,6 +897,10 @@ static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 			return 0;
 		}
 		e->upper = upper;
+		opaque = lfs_check_metacopy(sbi, sbi->upper, upper);
+		if (opaque)
+			return opaque < 0 ? opaque :
+			       lfs_lookup_lowers(sb, pe, name, NULL, p, LFS_LW_DATA);
 		if (!d_is_dir(upper) || hidden)
 			return 0;
 		opaque = lfs_dir_marker(sbi, sbi->upper, upper, &flags);
@@ -798,7 +910,8 @@ static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 		if (IS_ERR(redirect))
 			return PTR_ERR(redirect);
 	}
-	opaque = lfs_lookup_lowers(sb, pe, name, redirect, p, upper);
+	opaque = lfs_lookup_lowers(sb, pe, name, redirect, p,
+				   upper ? LFS_LW_BELOW_DIR : LFS_LW_ANY);
 	kfree(redirect);
 	return opaque;
 }

@@ -208,10 +208,8 @@ static int lfs_parse_overlay(struct fs_context *fc, int opt,
 		lfs_err(fc, "nfs_export=on: not supported (layerfs has no file handles)");
 		return -EINVAL;
 	case LFS_OPT_METACOPY:
-		if (!result->uint_32)
-			break;
-		lfs_err(fc, "metacopy=on: not supported (layerfs copies whole files up)");
-		return -EINVAL;
+		cfg->metacopy = result->uint_32;
+		break;
 	}
 	cfg->given |= BIT(opt);
 	return 0;
@@ -225,7 +223,9 @@ static int lfs_parse_overlay(struct fs_context *fc, int opt,
  * found by origin markers, which are not read either: lfs_use_origin()),
  * and the native whiteout, a symlink with an xattr, cannot be made (the
  * kernel keeps user.* xattrs on regular files and directories only):
- * whiteouts are 0/0 character devices unless whiteout=aufs.  An option
+ * whiteouts are 0/0 character devices unless whiteout=aufs; metacopy is
+ * off (a forged metacopy file would show the data below it with the
+ * metadata its owner chose, as overlay refuses it there).  An option
  * given that asks for any of these fails the mount.
  */
 static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
@@ -236,6 +236,8 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 				 lfs_redirect_names[cfg->redirect]);
 	if ((cfg->given & BIT(LFS_OPT_INDEX)) && cfg->index)
 		return lfs_inval(fc, "index=on: conflicts with userxattr (which has no index)");
+	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy)
+		return lfs_inval(fc, "metacopy=on: conflicts with userxattr (metacopy=off only)");
 	if (cfg->whiteout_given && cfg->whiteout == LFS_WH_NATIVE)
 		return lfs_inval(fc, "whiteout=%s: conflicts with userxattr (%s or %s only)",
 				 LFS_WHITEOUT_NATIVE_NAME,
@@ -258,6 +260,19 @@ static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 		cfg->given |= BIT(LFS_OPT_USERXATTR);
 	if (cfg->given & BIT(LFS_OPT_USERXATTR))
 		return lfs_config_userxattr(fc, cfg);
+	/*
+	 * metacopy is on unless given off, or unless redirects are not
+	 * followed: a metacopy file in a lower layer shows the data below
+	 * it with its own metadata, which layers trusted for no redirect
+	 * are not trusted for either (overlay refuses the pair too)
+	 */
+	if (cfg->redirect == LFS_REDIRECT_NOFOLLOW) {
+		if ((cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy)
+			return lfs_inval(fc, "metacopy=on: conflicts with redirect_dir=nofollow");
+		cfg->metacopy = false;
+	} else if (!(cfg->given & BIT(LFS_OPT_METACOPY))) {
+		cfg->metacopy = true;
+	}
 	if ((cfg->given & BIT(LFS_OPT_INDEX)) && !cfg->index)
 		lfs_info(fc, "index=off: hard links copied up stay hard links (the index is kept)");
 	return 0;
@@ -431,7 +446,7 @@ static void lfs_show_overlay(struct seq_file *m, const struct lfs_sb *sbi)
 	if (given & BIT(LFS_OPT_XINO))
 		seq_puts(m, ",xino=on");
 	if (given & BIT(LFS_OPT_METACOPY))
-		seq_puts(m, ",metacopy=off");
+		seq_printf(m, ",metacopy=%s", sbi->metacopy ? "on" : "off");
 	if (sbi->volatile_mount)
 		seq_puts(m, ",volatile");
 	if (sbi->userxattr)
@@ -529,7 +544,8 @@ static void lfs_d_release(struct dentry *dentry)
  * The real dentry behind a layerfs one, for file_dentry() of a real file
  * (whose f_path is the layerfs path) and d_real_inode(): the one whose
  * inode is @inode, or with @inode NULL the one that holds the data (the
- * upper object once there is one).  A lower object may itself be on a
+ * upper object once there is one, but for a metacopy file, whose data is
+ * below: lfs_data_path()).  A lower object may itself be on a
  * stacking filesystem: ask it in turn.  Directories and special files
  * are only ever asked about their own inode.
  */
@@ -539,6 +555,7 @@ static struct dentry *lfs_d_real(struct dentry *dentry,
 	struct inode *our = d_inode(dentry);
 	const struct lfs_entry *e = LFS_E(dentry);
 	struct dentry *real;
+	struct path data;
 
 	if (!our || inode == our || (!inode && !d_is_reg(dentry)))
 		return dentry;
@@ -548,8 +565,14 @@ static struct dentry *lfs_d_real(struct dentry *dentry,
 	real = lfs_upper(dentry);
 	if (!real)
 		real = lfs_i_upper(our);
-	if (real && (!inode || inode == d_inode(real)))
+	if (real && (inode ? inode == d_inode(real) : !lfs_i_metacopy(our)))
 		return real;
+	if (lfs_i_metacopy(our)) {
+		lfs_data_path(our, &data);
+		real = d_real(data.dentry, inode);
+		if (!inode || inode == d_inode(real))
+			return real;
+	}
 	if (!e || !e->nr)
 		goto not_found;
 	real = d_real(e->real[0].dentry, inode);
@@ -800,6 +823,7 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->whiteout = cfg->whiteout;
 	sbi->redirect = cfg->redirect;
 	sbi->userxattr = cfg->given & BIT(LFS_OPT_USERXATTR);
+	sbi->metacopy = cfg->metacopy;
 	sbi->xattr = lfs_xattr_ns(sbi->userxattr);
 	sbi->given = cfg->given;
 	sbi->volatile_mount = cfg->given & BIT(LFS_OPT_VOLATILE);
@@ -887,7 +911,7 @@ static int lfs_get_tree(struct fs_context *fc)
  * that name them are ignored, as mount(8) repeats them on remount.  The
  * whiteout format may be repeated, not changed: the upper layer holds
  * whiteouts of the format it was mounted with.  So may overlay's
- * options: redirect_dir=, volatile and userxattr are what the mount was
+ * options: redirect_dir=, metacopy=, volatile and userxattr are what the mount was
  * made with (an option not given keeps its value, so neither volatile
  * nor userxattr can be turned off either); the values of the others
  * that layerfs takes all mean what the mount already does, but
@@ -916,6 +940,9 @@ static int lfs_reconfigure(struct fs_context *fc)
 		return lfs_inval(fc, "userxattr: cannot be turned on by remount");
 	if ((cfg->given & BIT(LFS_OPT_INDEX)) && cfg->index && sbi->userxattr)
 		return lfs_inval(fc, "index=on: conflicts with userxattr (which has no index)");
+	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy != sbi->metacopy)
+		return lfs_inval(fc, "metacopy: cannot change on remount (it is %s)",
+				 sbi->metacopy ? "on" : "off");
 	if (!(fc->sb_flags & SB_RDONLY) && !sbi->upper)
 		return lfs_inval(fc, "no upper layer: read-only only");
 	return 0;
@@ -1000,6 +1027,8 @@ struct inode *lfs_alloc_inode(struct super_block *sb)
 	li->upper = NULL;
 	li->lower = NULL;
 	li->layer = NULL;
+	li->data = NULL;
+	li->data_layer = NULL;
 	li->flags = 0;
 	return &li->vfs_inode;
 }

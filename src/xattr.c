@@ -45,6 +45,7 @@ static const struct lfs_xattr_ns lfs_xattr_trusted = {
 		[LFS_XA_PROTATTR] = LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_PROTATTR,
 		[LFS_XA_INDEX_UPPER] = LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_INDEX_UPPER,
 		[LFS_XA_PROBE] = LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_PROBE,
+		[LFS_XA_METACOPY] = LFS_XATTR_PREFIX LFS_XATTR_SUFFIX_METACOPY,
 	},
 };
 
@@ -60,6 +61,7 @@ static const struct lfs_xattr_ns lfs_xattr_user = {
 		[LFS_XA_PROTATTR] = LFS_XATTR_USER_PREFIX LFS_XATTR_SUFFIX_PROTATTR,
 		[LFS_XA_INDEX_UPPER] = LFS_XATTR_USER_PREFIX LFS_XATTR_SUFFIX_INDEX_UPPER,
 		[LFS_XA_PROBE] = LFS_XATTR_USER_PREFIX LFS_XATTR_SUFFIX_PROBE,
+		[LFS_XA_METACOPY] = LFS_XATTR_USER_PREFIX LFS_XATTR_SUFFIX_METACOPY,
 	},
 };
 
@@ -81,6 +83,7 @@ const struct lfs_xattr_ns *lfs_xattr_ns(bool userxattr)
 	BUILD_BUG_ON(strcmp(LFS_XATTR_PROTATTR, lfs_xattr_trusted.name[LFS_XA_PROTATTR]));
 	BUILD_BUG_ON(strcmp(LFS_XATTR_INDEX_UPPER,
 			    lfs_xattr_trusted.name[LFS_XA_INDEX_UPPER]));
+	BUILD_BUG_ON(strcmp(LFS_XATTR_METACOPY, lfs_xattr_trusted.name[LFS_XA_METACOPY]));
 	return userxattr ? &lfs_xattr_user : &lfs_xattr_trusted;
 }
 
@@ -155,7 +158,7 @@ static int lfs_xattr_change(struct dentry *dentry, struct inode *inode,
 			goto out_drop;
 	}
 
-	err = lfs_copy_up(dentry);
+	err = lfs_copy_up_flags(dentry, LFS_CU_METADATA);
 	if (err)
 		goto out_drop;
 	upper = lfs_upper(dentry);

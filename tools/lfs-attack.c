@@ -251,6 +251,14 @@ static const struct lfs_row lfs_rows[] = {
 	  "f f 04755 1000:1000 data",
 	  "write f X; stat f",
 	  "write:ok stat:0755,1000:1000" },
+	/*
+	 * metacopy=on (both, on stacks of their own): chmod makes a
+	 * metadata-only copy; the write fills it, then kills
+	 */
+	{ "metacopy-write-kills-setid", "metacopy", NULL,
+	  "f f 0755 1000:1000 data",
+	  "chmod f 06755; stat f; write f X; stat f",
+	  "chmod:ok stat:6755,1000:1000 write:ok stat:0755,1000:1000" },
 	{ "setid-truncate-kills", "setid", NULL,
 	  "f f 04777 0:0 data",
 	  "truncate f 1; stat f",
@@ -332,6 +340,15 @@ static const struct lfs_row lfs_rows[] = {
 	  "f f 0777 0:0 data; cap f",
 	  "write f X; getx f security.capability",
 	  "write:ok getx:ENODATA" },
+	/*
+	 * metacopy=on: chmod makes a metadata-only copy; an open for
+	 * writing fills it, which must not cost it its capability; a write
+	 * then does
+	 */
+	{ "metacopy-open-keeps-cap", "metacopy", NULL,
+	  "f f 0777 1000:1000 data; cap f",
+	  "chmod f 0755; open f w; getx f security.capability; write f X; getx f security.capability",
+	  "chmod:ok open:ok getx:0x0100000200200000000000000000000000000000 write:ok getx:ENODATA" },
 	{ "cap-truncate-kills", "caps", NULL,
 	  "f f 0777 0:0 data; cap f",
 	  "truncate f 2; getx f security.capability",

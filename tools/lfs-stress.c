@@ -30,7 +30,9 @@
  *	one process per file of the manifest changes it through MNT, all at
  *	once: chmod (copy-up without data change), append one record, or
  *	overwrite the first record (copy-up, then write), or write a new
- *	file, fsync it and rename it over (new content).  Once a seeded
+ *	file, fsync it and rename it over (new content), or chmod and then
+ *	overwrite the first record (with metacopy: a metadata-only copy-up,
+ *	then the data copy-up in place).  Once a seeded
  *	random number of them (0..NFILES-1) are done, and a seeded random
  *	delay up to MAXDELAY_MS later, resets the machine (sysrq b),
  *	syncing nothing; says what WORKDIR/work held then.
@@ -878,10 +880,10 @@ static int cmd_verify(int argc, char **argv)
 
 /* ---- crash ---- */
 
-enum lfs_group { G_CHMOD, G_APPEND, G_HEAD, G_REPLACE, NGROUPS };
+enum lfs_group { G_CHMOD, G_APPEND, G_HEAD, G_REPLACE, G_CHMOD_HEAD, NGROUPS };
 
 static const char *const group_names[NGROUPS] = {
-	"chmod", "append", "overwrite-head", "replace",
+	"chmod", "append", "overwrite-head", "replace", "chmod-head",
 };
 
 struct lfs_crash_file {
@@ -1052,7 +1054,7 @@ static int crash_make_file(const char *root, struct lfs_crash_file *f,
 		if (write_all(fd, buf, len))
 			goto fail;
 		hash_add(&ho, buf, len);
-		if (f->group == G_HEAD && off == 0)
+		if ((f->group == G_HEAD || f->group == G_CHMOD_HEAD) && off == 0)
 			memcpy(buf, marker, REC);
 		hash_add(&hn, buf, len);
 	}
@@ -1069,6 +1071,7 @@ static int crash_make_file(const char *root, struct lfs_crash_file *f,
 		f->new_hash = hash_end(&hn);
 		break;
 	case G_HEAD:
+	case G_CHMOD_HEAD:
 		f->new_hash = hash_end(&hn);
 		break;
 	case G_REPLACE:
@@ -1127,7 +1130,8 @@ static int cmd_crash_make(int argc, char **argv)
 		f->new_size = (1 << 20) + rng_next(&rs) % (1 << 20);
 		f->new_size -= f->new_size % REC;
 		f->old_mode = 0644;
-		f->new_mode = f->group == G_CHMOD ? 0600 : 0644;
+		f->new_mode = f->group == G_CHMOD || f->group == G_CHMOD_HEAD ?
+			      0600 : 0644;
 		if (crash_make_file(argv[0], f, buf)) {
 			fprintf(stderr, "lfs-stress: crash-make f%d: %s\n", i,
 				strerror(errno));
@@ -1178,18 +1182,22 @@ static int crash_change(const char *mnt, const struct lfs_crash_file *f)
 	switch (f->group) {
 	case G_CHMOD:
 		return chmod(path, f->new_mode);
-	case G_APPEND:
-		fd = open(path, O_WRONLY | O_APPEND);
-		if (fd < 0)
+	case G_CHMOD_HEAD:
+		if (chmod(path, f->new_mode))
 			return -1;
-		if (write_all(fd, marker, REC))
-			return -1;
-		return close(fd);
+		/* fall through */
 	case G_HEAD:
 		fd = open(path, O_WRONLY);
 		if (fd < 0)
 			return -1;
 		if (pwrite(fd, marker, REC, 0) != REC)
+			return -1;
+		return close(fd);
+	case G_APPEND:
+		fd = open(path, O_WRONLY | O_APPEND);
+		if (fd < 0)
+			return -1;
+		if (write_all(fd, marker, REC))
 			return -1;
 		return close(fd);
 	case G_REPLACE:
@@ -1482,7 +1490,8 @@ static int cmd_crash_check(int argc, char **argv)
 			what = "new";
 		else if (h == f->old_hash &&
 			 (mode == f->old_mode ||
-			  (f->group == G_CHMOD && mode == f->new_mode)))
+			  ((f->group == G_CHMOD || f->group == G_CHMOD_HEAD) &&
+			   mode == f->new_mode)))
 			what = "old";
 		if (!what && f->group == G_APPEND && mode == f->old_mode &&
 		    (unsigned long long)st.st_size == f->size + REC) {

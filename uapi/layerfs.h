@@ -36,6 +36,7 @@
 #define LFS_XATTR_SUFFIX_LOWER_LINKS	"lfs.lowerlinks"
 #define LFS_XATTR_SUFFIX_PROTATTR	"protattr"
 #define LFS_XATTR_SUFFIX_INDEX_UPPER	"lfs.indexupper"
+#define LFS_XATTR_SUFFIX_METACOPY	"metacopy"
 /* set and removed at mount, to learn whether the upper filesystem keeps markers */
 #define LFS_XATTR_SUFFIX_PROBE		"lfs.probe"
 
@@ -87,6 +88,21 @@ struct lfs_origin {
  * into such a directory.  Overlay's name and format.
  */
 #define LFS_XATTR_PROTATTR		LFS_XATTR_PREFIX "protattr"
+
+/*
+ * On a regular file: it holds the file's metadata only (owner, mode,
+ * times, xattrs, and the size of the data as its own, sparse, size); the
+ * data is that of the first regular file without this marker that the
+ * lookup of the same path finds in the layers below, as a lookup walks
+ * them (whiteouts, opaque directories and directory redirects
+ * included).  There is no other pointer: a metacopy file that is
+ * renamed or linked gets its data first.  A lower layer's metacopy file
+ * is followed only on a mount with metacopy=on.  Overlay's name; the
+ * value is empty, as overlay 6.1 writes it (any other value is refused:
+ * EIO).  Set by a metadata-only copy-up, removed last by the data
+ * copy-up that fills the file in place.
+ */
+#define LFS_XATTR_METACOPY		LFS_XATTR_PREFIX "metacopy"
 
 /*
  * On workdir's index/: the upper directory whose copies it links, a

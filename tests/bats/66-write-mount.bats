@@ -385,6 +385,7 @@ overlay_case() {
 		"uuid=auto|,uuid=off|n"
 		"nfs_export=off|,nfs_export=off|y"
 		"metacopy=off|,metacopy=off|y"
+		"metacopy=on|,metacopy=on|y"
 		"default_permissions|,default_permissions|y"
 		"volatile|,volatile|y"
 		"metacopy=off,xino=auto,index=on,redirect_dir=on,default_permissions|,default_permissions,redirect_dir=on,index=on,xino=on,metacopy=off|y"
@@ -429,7 +430,7 @@ overlay_case() {
 	test_dir tmpfs u w mnt
 	local M="lowerdir=$LOW,upperdir=$T/u,workdir=$T/w"
 	refusals \
-		"$M,metacopy=on#EINVAL#metacopy=on: not supported \\(layerfs copies whole files up\\)" \
+		"$M,redirect_dir=nofollow,metacopy=on#EINVAL#metacopy=on: conflicts with redirect_dir=nofollow" \
 		"$M,nfs_export=on#EINVAL#nfs_export=on: not supported \\(layerfs has no file handles\\)" \
 		"$M,redirect_dir=always#EINVAL#Bad value for 'redirect_dir'" \
 		"$M,index=maybe#EINVAL#Bad value for 'index'" \
@@ -438,11 +439,12 @@ overlay_case() {
 		"$M,metacopy#EINVAL#metacopy" \
 		"$M,volatile=on#EINVAL#volatile"
 	# fsconfig callers read the same reason
-	run "$LFS_MOUNT" -v -o "$M,metacopy=on" "$T/mnt"
+	run "$LFS_MOUNT" -v -o "$M,redirect_dir=nofollow,metacopy=on" "$T/mnt"
 	echo "$output"
 	[ "$status" = 32 ]
-	[[ $output == *"layerfs-mount: metacopy=on: Invalid argument"* ]]
-	[[ $output == *"layerfs: metacopy=on: not supported (layerfs copies whole files up)"* ]]
+	# a conflict of two options: found when the superblock is made
+	[[ $output == *"layerfs-mount: creating the superblock: Invalid argument"* ]]
+	[[ $output == *"layerfs: metacopy=on: conflicts with redirect_dir=nofollow"* ]]
 	run "$LFS_MOUNT" -v -o "$M,nfs_export=on" "$T/mnt"
 	[ "$status" = 32 ]
 	[[ $output == *"layerfs: nfs_export=on: not supported (layerfs has no file handles)"* ]]

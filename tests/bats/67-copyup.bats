@@ -10,9 +10,17 @@
 # (across filesystems).  Next to each upper layer is a reference tree that
 # holds copies of the bottom layer's test files, made the same way, so the
 # same calls on it show what a plain filesystem does.
+#
+# These stacks are mounted with metacopy=off: what is checked here is the
+# whole copy-up, which chmod, chown, utimes and the xattr calls make
+# only then.  Their metadata-only copy-up (metacopy=on, the default) is
+# 71-metacopy's.
 
 load lib
 load lib-write
+
+# whole copy-ups for every trigger (see above); overlay's default
+LFS_WRITE_OPTS+=,metacopy=off
 
 # the copy-up triggers of the first test: NAME and the ops line on file NAME
 TRIGGERS=(

@@ -67,14 +67,25 @@ NODAC=(setpriv --inh-caps=-dac_override,-dac_read_search
 # the sysctls the rows need on (1: the kernel's default for the first two)
 SYSCTLS=(protected_hardlinks protected_symlinks protected_regular protected_fifos)
 
-# sec_mount TYPE STACK LOWER: TYPE at $SEC/STACK/m over LOWER, with the
-# upper layer $SEC/STACK/u and the work directory $SEC/STACK/w
+# sec_mount TYPE STACK LOWER [on]: TYPE at $SEC/STACK/m over LOWER, with
+# the upper layer $SEC/STACK/u and the work directory $SEC/STACK/w;
+# metacopy=off, or with "on" metacopy=on (overlay: with redirect_dir=on,
+# which it needs for it).  Overlay's metacopy copies up only the
+# metadata of a file renamed or linked (with a redirect), where layerfs
+# copies its data first: the upper layers would differ by design, so the
+# rows run without it, but for the "metacopy" theme's.
 sec_mount() {
 	local type=$1 dir=$SEC/$2 opts
 	mkdir -p "$dir/m" "$dir/u" "$dir/w"
 	opts="lowerdir=$3,upperdir=$dir/u,workdir=$dir/w"
 	if [ "$type" = layerfs ]; then
 		opts+=,whiteout=chardev
+	fi
+	if [ "${4-}" = on ]; then
+		opts+=,metacopy=on
+		[ "$type" = layerfs ] || opts+=,redirect_dir=on
+	else
+		opts+=,metacopy=off
 	fi
 	mount -t "$type" none "$dir/m" -o "$opts"
 }
@@ -124,6 +135,8 @@ setup_file() {
 	done
 	sec_mount "$SUBJECT" s "$L"
 	sec_mount overlay r "$L"
+	sec_mount "$SUBJECT" smc "$L" on
+	sec_mount overlay rmc "$L" on
 	mount -t "$SUBJECT" none "$SEC/si" -o "lowerdir=$L:$E"
 	mount -t overlay none "$SEC/ri" -o "lowerdir=$L:$E"
 	sec_mount "$SUBJECT" sn "$SEC/si"
@@ -144,7 +157,7 @@ teardown_file() {
 	for m in $(lfs_mounts_under /tmp/lfs-tests/w-*); do
 		umount "$m" || umount -l "$m" || :
 	done
-	for m in rw/m sw/m sme/m rme/m sm/m rm/m sn/m rn/m si ri s/m r/m; do
+	for m in rw/m sw/m sme/m rme/m sm/m rm/m sn/m rn/m si ri smc/m rmc/m s/m r/m; do
 		if mountpoint -q "$SEC/$m"; then
 			umount "$SEC/$m" || umount -l "$SEC/$m" || :
 		fi
@@ -264,6 +277,10 @@ sec_work_empty() {
 
 @test "file capabilities: only root sets or removes them; write, truncate and chown drop them as on overlay" {
 	sec_attack caps
+}
+
+@test "metadata-only copy-up (metacopy=on on both): the data copy-up at an open for writing keeps set-id bits and capabilities, the caller's write then clears them, as on overlay" {
+	sec_attack metacopy mc
 }
 
 @test "sticky directories: others' entries cannot be unlinked, renamed over or exchanged; protected_regular and protected_fifos hold" {

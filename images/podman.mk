@@ -9,9 +9,10 @@
 # (past the one-page option limit of mount(2) with podman's layer paths),
 # the benchmark 128 (containers-storage refuses deeper images).
 
-# podman in the guest (tests/bats/lib-podman.bash); fuse-overlayfs, its
+# podman in the guest (tests/bats/lib-podman.bash; uidmap: newuidmap and
+# newgidmap for rootless podman, 81-podman-rootless); fuse-overlayfs, its
 # usual mount program, is in the top-level DEPS
-DEPS += podman crun conmon
+DEPS += podman crun conmon uidmap
 
 image-deep-%: deps
 	@DEEP_LAYERS=$* images/deep/build.sh --out $(IMAGES_OUT)/deep-$*

@@ -150,7 +150,8 @@ queued=()
 [ -z "${LFS_QUEUE:-}" ] ||
 	mapfile -t queued < <(cat "$LFS_QUEUE"/todo/* "$LFS_QUEUE"/taken/* 2>/dev/null)
 case " ${tests[*]} ${queued[*]} " in
-*" tests/bats/55-images.bats "* | *" tests/bats/80-podman.bats "*)
+*" tests/bats/55-images.bats "* | *" tests/bats/80-podman.bats "* | \
+	*" tests/bats/81-podman-rootless.bats "*)
 	[ -x "$repo/build/bin/oci2ovl" ] && [ -f "$images/debian/index.json" ] &&
 		[ -f "$images/deep/index.json" ] && [ -f "$images/busybox/index.json" ] &&
 		[ -f "$images/deep-60/index.json" ] && with_images=1

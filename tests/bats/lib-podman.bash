@@ -53,6 +53,26 @@ LFS_PODMAN_GRAPHROOT=/var/lib/containers/storage
 LFS_PODMAN_RUNROOT=/run/containers/storage
 LFS_PODMAN_MOUNTED=()
 
+# A container's tree, in a form two containers can be compared by: type,
+# mode, size (not of directories: file system specific) and name (with a
+# symlink's target) of everything on its root file system, less what
+# podman mounts in (/etc/hosts and friends).  Runs in the container.
+LFS_PODMAN_STATE='{
+	find / -xdev ! -type d -exec stat -c "%A %s %N" {} +
+	find / -xdev -type d -exec stat -c "%A - %N" {} +
+} | grep -v -E " /(etc/(hosts|hostname|resolv\.conf)|run/\.containerenv)\$" |
+	sort -k 3'
+
+# What the container tests look at after the changes: the deleted names
+# (none may be left), the directories that held them, then the whole tree.
+LFS_PODMAN_LOOK="
+	for f in /etc/os-release /srv/data /usr/share/doc /bin/ls /opt/node /opt/tree; do
+		[ ! -e \$f ] || echo still there: \$f
+	done
+	ls -a /etc /srv /usr/share /opt
+	echo --
+	$LFS_PODMAN_STATE"
+
 lfs_podman_mount() {
 	local dir=$1
 	shift
@@ -172,4 +192,160 @@ lfs_podman_store() {
 	}
 	mkdir -p "$LFS_PODMAN_GRAPHROOT" &&
 		cp -a "$1/." "$LFS_PODMAN_GRAPHROOT/"
+}
+
+# Rootless podman (tests/bats/81-podman-rootless.bats): the user lfs, uid
+# 1000, with subordinate ids 100000-165535, runs podman in its own user
+# namespace as a user of a normal host would.
+#
+#   lfs_rl_setup
+#       gives the guest an /etc of its own (a copy on tmpfs, bind-mounted
+#       over the host's read-only one) with that user in passwd, group,
+#       subuid and subgid; makes the user's home on the ext4 scratch disk
+#       (the overlay driver needs user.* xattrs, which 6.1's tmpfs lacks)
+#       and its runtime directory on tmpfs; copies the busybox and deep-60
+#       layouts where the user can read them.
+#   lfs_rl_storage NAME [MOUNT_PROGRAM]
+#       the storage.conf of one storage (graph root $LFS_RL_HOME/NAME)
+#       with that mount_program, or the kernel's overlay without one;
+#       later lfs_rl calls use it (LFS_RL_CONF, LFS_RL_GRAPHROOT).
+#   lfs_rl_store NAME
+#       the storage NAME made from 80-podman's store (busybox as
+#       localhost/bb, deep-60 as localhost/deep60, made on the host by
+#       vm/run.sh), its owners shifted into the user's namespace as
+#       rootless podman would have written them (0 to 1000, N to
+#       100000+N-1): pulling deep-60's 60 layers as the user took 500 s in
+#       the guest.
+#   lfs_rl CMD...
+#       runs CMD as the user, with a login's environment.
+#   lfs_rl_mounts
+#       the container mounts left in the user's podman (podman keeps its
+#       mounts in a mount namespace of its own: read through 'podman
+#       unshare').
+#   lfs_rl_teardown
+#       removes every container and image of every storage, stops the
+#       user's processes (podman's pause process holds its namespaces),
+#       and unmounts what lfs_rl_setup mounted.
+LFS_RL_UID=1000
+LFS_RL_HOME=$LFS_EXT4/rl-home
+LFS_RL_RUN=/tmp/rl-run
+LFS_RL_IMAGES=/tmp/rl-images
+LFS_RL_STORAGES=()
+
+lfs_rl_setup() {
+	local etc=/tmp/rl-etc
+	lfs_podman_mount /sys/fs/cgroup -t cgroup2 cgroup2 || return 1
+	lfs_podman_mount /var/tmp -t tmpfs -o mode=1777 vartmp || return 1
+	rm -rf "$etc" && mkdir -p "$etc" && cp -a /etc/. "$etc/" || return 1
+	# uid and gid 1000 may be someone's on the host whose root we boot
+	awk -F: '$3 != 1000' /etc/passwd >"$etc/passwd" &&
+		echo "lfs:x:1000:1000:layerfs tests:$LFS_RL_HOME:/bin/sh" >>"$etc/passwd" &&
+		awk -F: '$3 != 1000' /etc/group >"$etc/group" &&
+		echo "lfs:x:1000:" >>"$etc/group" &&
+		echo "lfs:100000:65536" >"$etc/subuid" &&
+		echo "lfs:100000:65536" >"$etc/subgid" || return 1
+	lfs_podman_mount /etc --bind "$etc" || return 1
+	rm -rf "$LFS_RL_HOME" "$LFS_RL_RUN" "$LFS_RL_IMAGES"
+	mkdir -p "$LFS_RL_HOME/.config/containers" "$LFS_RL_RUN" \
+		"$LFS_RL_IMAGES" || return 1
+	cat >"$LFS_RL_HOME/.config/containers/containers.conf" <<-EOF || return 1
+		[containers]
+		cgroups = "disabled"
+		netns = "none"
+		log_driver = "k8s-file"
+		[engine]
+		cgroup_manager = "cgroupfs"
+		events_logger = "file"
+		runtime = "crun"
+	EOF
+	cp -a "$LFS_REPO/build/images/busybox" "$LFS_REPO/build/images/deep-60" \
+		"$LFS_RL_IMAGES/" || return 1
+	chown -R "$LFS_RL_UID:$LFS_RL_UID" "$LFS_RL_HOME" "$LFS_RL_RUN" \
+		"$LFS_RL_IMAGES" && chmod 700 "$LFS_RL_RUN" || return 1
+	# fuse-overlayfs, as the user (the host's udev would make it so)
+	chmod 0666 /dev/fuse
+}
+
+lfs_rl_storage() {
+	local conf=$LFS_RL_HOME/.config/containers/$1.conf
+	{
+		echo '[storage]'
+		echo 'driver = "overlay"'
+		echo "runroot = \"$LFS_RL_RUN/$1\""
+		echo "graphroot = \"$LFS_RL_HOME/$1\""
+		# (rootless podman takes this one, not graphroot)
+		echo "rootless_storage_path = \"$LFS_RL_HOME/$1\""
+		echo '[storage.options.overlay]'
+		[ -z "${2:-}" ] || echo "mount_program = \"$2\""
+	} >"$conf" && chown "$LFS_RL_UID:$LFS_RL_UID" "$conf" || return 1
+	LFS_RL_CONF=$conf
+	LFS_RL_GRAPHROOT=$LFS_RL_HOME/$1
+	[[ " ${LFS_RL_STORAGES[*]} " == *" $conf "* ]] || LFS_RL_STORAGES+=("$conf")
+}
+
+lfs_rl_store() {
+	local from=$LFS_EXT4/podman-80/storage
+	[ -f "$from/overlay-images/images.json" ] || {
+		echo "no containers-storage at $from (vm/run.sh makes it)" >&2
+		return 1
+	}
+	lfs_rl_storage "$1" "${2:-}" && cp -a "$from" "$LFS_RL_GRAPHROOT" || return 1
+	# chown drops set-user-ID and set-group-ID: the mode is set again
+	python3 - "$LFS_RL_GRAPHROOT" <<-'EOF'
+		import os, stat, sys
+		def shift(i):
+		    if i > 65535:
+		        sys.exit("id %d has no subordinate id" % i)
+		    return 1000 if i == 0 else 100000 + i - 1
+		seen = set()
+		def fix(p):
+		    st = os.lstat(p)
+		    # a hard link's inode once
+		    if st.st_ino in seen:
+		        return
+		    seen.add(st.st_ino)
+		    os.lchown(p, shift(st.st_uid), shift(st.st_gid))
+		    if not stat.S_ISLNK(st.st_mode):
+		        os.chmod(p, stat.S_IMODE(st.st_mode))
+		for root, dirs, files in os.walk(sys.argv[1]):
+		    fix(root)
+		    for n in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+		        fix(os.path.join(root, n))
+	EOF
+}
+
+lfs_rl() {
+	setpriv --reuid=$LFS_RL_UID --regid=$LFS_RL_UID --init-groups \
+		env -i HOME="$LFS_RL_HOME" USER=lfs LOGNAME=lfs PATH="$PATH" \
+		XDG_RUNTIME_DIR="$LFS_RL_RUN" TMPDIR=/var/tmp \
+		CONTAINERS_STORAGE_CONF="${LFS_RL_CONF:?no storage: lfs_rl_storage}" \
+		"$@"
+}
+
+lfs_rl_mounts() {
+	local out
+	out=$(lfs_rl podman unshare cat /proc/self/mounts) || return 1
+	awk -v home="$LFS_RL_HOME/" \
+		'index($2, home) == 1 && $2 ~ /\/merged$/ { print $3, $2 }' <<<"$out"
+}
+
+lfs_rl_teardown() {
+	local conf i
+	for conf in "${LFS_RL_STORAGES[@]}"; do
+		LFS_RL_CONF=$conf lfs_rl podman rm -af -t 0 >/dev/null 2>&1
+		LFS_RL_CONF=$conf lfs_rl podman rmi -af >/dev/null 2>&1
+	done
+	pkill -KILL -U "$LFS_RL_UID"
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		pgrep -U "$LFS_RL_UID" >/dev/null || break
+		sleep 0.5
+	done
+	rm -rf "$LFS_RL_HOME" "$LFS_RL_RUN" "$LFS_RL_IMAGES"
+	for ((i = ${#LFS_PODMAN_MOUNTED[@]} - 1; i >= 0; i--)); do
+		umount "${LFS_PODMAN_MOUNTED[i]}"
+	done
+	# (the copy of /etc only once it is no longer /etc)
+	rm -rf /tmp/rl-etc
+	LFS_PODMAN_MOUNTED=()
+	LFS_RL_STORAGES=()
 }

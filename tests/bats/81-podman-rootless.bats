@@ -104,6 +104,50 @@ rl_remove_all() {
 	rl_expect "layerfs userxattr" layerfs
 }
 
+# podman --userns=keep-id runs the container as the user's own uid with
+# the image's root elsewhere: containers-storage gives a mount program
+# that maps ids the mapping as uidmapping=/gidmapping=, and layerfs-mount
+# idmaps the layerfs mount with it (FS_ALLOW_IDMAP), so nothing of the
+# image is chowned (on the kernel's overlay podman copies the image).
+@test "rootless podman --userns=keep-id on layerfs-mount: the image's owners through an idmapped mount, no chown of the image" {
+	lfs_rl_storage mp "$LFS_MOUNT"
+	local t0 t1 t2 layer upper before after
+	# a file of the image's bottom layer, as it is stored (the user's
+	# namespace's root is uid 1000)
+	layer=$(lfs_rl podman image inspect --format '{{.GraphDriver.Data.LowerDir}}' localhost/bb)
+	layer=${layer##*:}/bin
+	before=$(stat -c '%u:%g' "$layer")
+	[ "$before" = 1000:1000 ]
+	t0=$EPOCHREALTIME
+	lfs_rl podman run --rm --network none --entrypoint true localhost/bb
+	t1=$EPOCHREALTIME
+	run lfs_rl podman run --name keep --userns=keep-id --network none \
+		--entrypoint sh localhost/bb -c '
+		id -u
+		stat -c "%u:%g" /bin /etc/passwd
+		awk "\$2 == \"/\" { print \$3 }" /proc/mounts
+		echo data >/tmp/mine && stat -c "%u" /tmp/mine'
+	t2=$EPOCHREALTIME
+	echo "$output"
+	[ "$status" = 0 ]
+	echo "# keep-id run $(bc <<<"$t2 - $t1") s, plain run $(bc <<<"$t1 - $t0") s" >&3
+	diff -u - <(printf '%s\n' "${lines[@]: -5}") <<-'EOF'
+		1000
+		0:0
+		0:0
+		layerfs
+		1000
+	EOF
+	# the image's layers were not chowned
+	after=$(stat -c '%u:%g' "$layer")
+	[ "$after" = "$before" ]
+	# the container's file is in its upper as the image would hold uid
+	# 1000: the namespace's 1000, subordinate id 100999
+	upper=$(lfs_rl podman inspect --format '{{.GraphDriver.Data.UpperDir}}' keep)
+	[ "$(stat -c '%u' "$upper/tmp/mine")" = 100999 ]
+	lfs_rl podman rm keep
+}
+
 @test "the same on fuse-overlayfs (the same storage), then rmi of every image leaves no layer" {
 	lfs_rl_storage mp /usr/bin/fuse-overlayfs
 	run rl_scenario fuse

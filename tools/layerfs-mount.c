@@ -377,6 +377,8 @@ static bool lfs_mount_attr(struct lfs_mount *m, const char *opt)
 
 /* the most lines a uid_map or gid_map takes (UID_GID_MAP_MAX_EXTENTS) */
 #define LFS_IDMAP_MAX_EXTENTS	340
+/* a uid_map write of a page or more fails (E2BIG would say nothing) */
+#define LFS_IDMAP_MAX_TEXT	4096
 
 /* One number of a mapping: decimal, below 2^32 - 1 (-1 is no id). */
 static int lfs_idmap_number(const char *s, unsigned long long *n)
@@ -394,9 +396,10 @@ static int lfs_idmap_number(const char *s, unsigned long long *n)
 
 /*
  * uidmapping= or gidmapping=: triples ID:MOUNTID:COUNT, all joined by
- * colons, as containers-storage gives them to fuse-overlayfs: COUNT ids
- * from ID on, as the layers hold them, show through the mount as
- * MOUNTID on, ids of the namespace this program runs in.  That is what
+ * colons, as containers-storage gives them to fuse-overlayfs (since
+ * 2020 with a colon before the first: the only empty field taken, as
+ * one empty in the middle would shift the triples): COUNT ids from ID
+ * on, as the layers hold them, show through the mount as MOUNTID on, ids of the namespace this program runs in.  That is what
  * a line "ID MOUNTID COUNT" of the idmapping's uid_map says.  Returns
  * the map's text in *@map, or -EINVAL after a message.
  */
@@ -422,8 +425,11 @@ static int lfs_parse_idmapping(struct lfs_mount *m, const char *key,
 		why = "given twice";
 		goto bad;
 	}
-	for (tok = strtok_r(copy, ":", &save); tok;
-	     tok = strtok_r(NULL, ":", &save)) {
+	/* containers-storage since 2020 starts the list with a colon */
+	save = copy + (*copy == ':');
+	while ((tok = strsep(&save, ":"))) {
+		if (!*tok && *copy)
+			why = "an empty field (only the first may be, as containers-storage writes it)";
 		if (lfs_idmap_number(tok, &id[nr % 3]))
 			goto bad;
 		if (++nr % 3)
@@ -440,6 +446,9 @@ static int lfs_parse_idmapping(struct lfs_mount *m, const char *key,
 			       id[2]);
 	}
 	if (!nr || nr % 3)
+		goto bad;
+	why = "the map text is 4096 bytes or more, which the kernel refuses";
+	if (len >= LFS_IDMAP_MAX_TEXT)
 		goto bad;
 	*map = text;
 	text = NULL;

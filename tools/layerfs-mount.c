@@ -90,6 +90,7 @@ struct lfs_mount {
 	const char *ns;		/* -N: mount namespace, a pid or a path */
 	char *uid_map;		/* uidmapping=, as /proc/PID/uid_map text */
 	char *gid_map;		/* gidmapping=, as /proc/PID/gid_map text */
+	int userns;		/* the idmapping's user namespace, or -1 */
 };
 
 static void lfs_usage(FILE *f, const char *prog)
@@ -905,26 +906,27 @@ out:
 
 /*
  * uidmapping=, gidmapping=: idmap the detached mount @mfd before it is
- * attached (an attached mount cannot be idmapped).  The kernel allows it
- * to root of the user namespace that mounted layerfs, so this works as
- * root and as root of a rootless engine's namespace alike.  Returns 0,
- * or -1 after a message (nothing is attached then).
+ * attached (an attached mount cannot be idmapped), with the namespace
+ * lfs_idmap_userns() made.  The kernel allows it to root of the user
+ * namespace that mounted layerfs, so this works as root and as root of
+ * a rootless engine's namespace alike.  Returns 0, or -1 after a
+ * message (nothing is attached then).
  */
-static int lfs_idmap_mount(const struct lfs_mount *m, int mfd)
+static int lfs_idmap_mount(struct lfs_mount *m, int mfd)
 {
-	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
-	int userns, err = 0;
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_IDMAP,
+		.userns_fd = m->userns,
+	};
+	int err = 0;
 
-	userns = lfs_idmap_userns(m);
-	if (userns < 0)
-		return -1;
-	attr.userns_fd = userns;
 	if (mount_setattr(mfd, "", AT_EMPTY_PATH, &attr, sizeof(attr))) {
 		fprintf(stderr, "%s: idmapping the mount: %s\n", m->prog,
 			strerror(errno));
 		err = -1;
 	}
-	close(userns);
+	close(m->userns);
+	m->userns = -1;
 	return err;
 }
 
@@ -1497,7 +1499,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct lfs_mount m = { 0 };
+	struct lfs_mount m = { .userns = -1 };
 	const char *pos[2], *source = "layerfs", *target;
 	char *base = strrchr(argv[0], '/');
 	int c, err = 0, nr_pos = 0;
@@ -1613,6 +1615,17 @@ int main(int argc, char **argv)
 	if (m.dry_run) {
 		lfs_print_plan(&m, source, target);
 		return LFS_EX_OK;
+	}
+	/*
+	 * The idmapping's namespace is made before -N is entered: its maps
+	 * are written through this process's /proc, which after setns()
+	 * may be another pid namespace's, where the child's pid can name
+	 * another process (one that made a user namespace to receive them).
+	 */
+	if (m.uid_map && !m.fake) {
+		m.userns = lfs_idmap_userns(&m);
+		if (m.userns < 0)
+			return LFS_EX_FAIL;
 	}
 	if (m.ns) {
 		/* setns() moves the cwd to the namespace's root */

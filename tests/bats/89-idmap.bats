@@ -294,6 +294,28 @@ KEEPID=0:100000:1000:1000:1000:1:1001:101001:64535
 	[ "$(lfs_mounts_under "$WORK/mnt")" = "" ]
 }
 
+# -N enters a mount namespace whose /proc is another pid namespace's (a
+# container's): the helper's child, whose namespace carries the maps, has
+# no pid there, or another process's.  The maps are written before -N.
+@test "layerfs-mount -N with uidmapping= idmaps the mount in a namespace whose /proc is another pid namespace's" {
+	keepid_stack
+	unshare -m -p -f --mount-proc --kill-child sleep 60 &
+	local pid=$! i
+	for ((i = 0; i < 50; i++)); do
+		[ "$(nsenter -t "$pid" -m cat /proc/1/comm 2>/dev/null)" = sleep ] && break
+		sleep 0.1
+	done
+	local out rc=0
+	out=$("$LFS_MOUNT" -N "$pid" -o "lowerdir=$WORK/l,upperdir=$WORK/u,workdir=$WORK/w,uidmapping=$KEEPID,gidmapping=$KEEPID" "$WORK/mnt" 2>&1) || rc=$?
+	run nsenter -t "$pid" -m stat -c %u:%g "$WORK/mnt/etc/conf" "$WORK/mnt/home/user/f"
+	kill -KILL "$pid"
+	wait "$pid" || true
+	[ "$rc" = 0 ] || { echo "$out"; return 1; }
+	[ "$output" = "100000:100000
+1000:1000" ]
+	[ "$(lfs_mounts_under "$WORK/mnt")" = "" ]
+}
+
 # Idmapped layers: each test runs the same steps on layerfs and on the
 # kernel's overlay (6.1 maps idmapped layers), each with its own upper
 # and work directory, and compares what they print.

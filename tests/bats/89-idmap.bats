@@ -425,6 +425,8 @@ idmapped_upper_steps() {
 	echo "1000 makes pub/y: $(try as_user 1000 touch "$m/pub/y")"
 	echo "root chowns new to 101000: $(try chown 101000:101000 "$m/new")"
 	echo "root chowns new to 1000: $(try chown 1000 "$m/new")"
+	# a link makes no owner: allowed to 1000, which the upper cannot map
+	echo "1000 links q to pub/lq: $(try as_user 1000 ln "$m/q" "$m/pub/lq")"
 	echo "on disk:"
 	local list
 	list=$(cd "$WORK/uw/u-$FS" && find . -mindepth 1 -printf '%p %U:%G\n')
@@ -456,9 +458,11 @@ root makes new: ok
 1000 makes pub/y: Value too large for defined data type
 root chowns new to 101000: ok
 root chowns new to 1000: Value too large for defined data type
+1000 links q to pub/lq: ok
 on disk:
 ./new 1000:1000
 ./pub 0:0
+./pub/lq 1000:1000
 ./pub/x 1000:1000
 ./q 1000:1000" ]
 }

@@ -438,6 +438,7 @@ idmapped_upper_steps() {
 	lfs_workdir ext4
 	mktree "$WORK" <<<'f l/p p
 f l/q q
+f l/r r
 d l/pub
 d uw
 d iduw'
@@ -465,4 +466,17 @@ on disk:
 ./pub/lq 1000:1000
 ./pub/x 1000:1000
 ./q 1000:1000" ]
+	# an owner the upper mount cannot map is refused before the copy-up,
+	# so the upper layer stays as it was (overlay copies r up, then fails)
+	mkdir "$WORK/uw/u-2" "$WORK/uw/w-2" "$WORK/m-2"
+	mount -t layerfs none "$WORK/m-2" \
+		-o "lowerdir=$WORK/l,upperdir=$WORK/iduw/u-2,workdir=$WORK/iduw/w-2"
+	run chown 1000 "$WORK/m-2/r"
+	[ "$status" = 1 ]
+	[[ $output == *"Value too large for defined data type" ]]
+	run chgrp 1000 "$WORK/m-2/r"
+	[ "$status" = 1 ]
+	[[ $output == *"Value too large for defined data type" ]]
+	[ ! -e "$WORK/uw/u-2/r" ]
+	[ "$(owners "$WORK/m-2/r")" = 0:0 ]
 }

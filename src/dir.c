@@ -179,7 +179,7 @@ static int lfs_set_upper_acl(struct lfs_sb *sbi, struct dentry *upper,
  * out on the layerfs directory, whose ACLs are those of the upper one
  * (copied up), and given to the object once made, as the kernel's overlay
  * does.  A hard link is an old object: nothing to give.  Runs as the
- * mounter with the caller's fsuid and fsgid.
+ * mounter with the caller's fsuid and fsgid (a hard link: the mounter's).
  * Return: the new dentry in work/, or an ERR_PTR.
  */
 static struct dentry *lfs_work_create_for(struct lfs_sb *sbi, struct dentry *dentry,
@@ -345,13 +345,21 @@ static int lfs_create_object(struct inode *dir, struct dentry *dentry,
 	err = lfs_copy_up(parent);
 	if (err)
 		return err;
-	err = lfs_override_creds_as_caller(nw->mnt_userns, dentry,
-					   nw->link_to ? 0 : nw->mode,
-					   &old_cred);
-	if (err)
-		return err;
+	/*
+	 * A link makes no new owner: the mounter's own ids, which the upper
+	 * mount maps (else the mount was refused), not the caller's, which
+	 * an idmapped upper mount may not map, as overlay does
+	 */
+	if (nw->link_to) {
+		old_cred = lfs_override_creds(dentry->d_sb);
+	} else {
+		err = lfs_override_creds_as_caller(nw->mnt_userns, dentry,
+						   nw->mode, &old_cred);
+		if (err)
+			return err;
+	}
 	upper = lfs_make_upper(dentry, lfs_upper(parent), nw);
-	lfs_revert_creds_as_caller(old_cred);
+	revert_creds(old_cred);
 	lfs_dir_changed(parent);
 	err = PTR_ERR_OR_ZERO(upper);
 	if (!err)
@@ -466,13 +474,13 @@ int lfs_symlink(struct user_namespace *mnt_userns, struct inode *dir,
 
 /*
  * 6.1 passes ->link() no idmapping: the VFS checked the caller through it
- * (may_linkat()), and a link makes no new object to own.
+ * (may_linkat()), and a link makes no new object to own, so the upper
+ * link is made as the mounter (lfs_create_object()).
  */
 int lfs_link(struct dentry *old, struct inode *dir, struct dentry *new)
 {
 	struct lfs_new nw = {
 		.mode = d_inode(old)->i_mode,
-		.mnt_userns = &init_user_ns,
 	};
 	int err;
 

@@ -792,6 +792,29 @@ static void lfs_attr_owner_to_fs(struct user_namespace *mnt_userns,
 }
 
 /*
+ * Does a new owner, in layerfs's view, map through the upper mount into
+ * the upper filesystem?  notify_change() on the upper copy would refuse
+ * it (EOVERFLOW), but only once the object is copied up: asked first, a
+ * refused chown leaves the upper layer as it was.  Caller holds write
+ * access to the upper layer (so there is one).
+ */
+static bool lfs_upper_maps_owner(struct super_block *sb,
+				 const struct iattr *attr)
+{
+	struct vfsmount *mnt = LFS_SB(sb)->upper->mnt;
+	struct user_namespace *mnt_userns = mnt_user_ns(mnt);
+	struct user_namespace *fs_userns = mnt->mnt_sb->s_user_ns;
+
+	if ((attr->ia_valid & ATTR_UID) &&
+	    !vfsuid_has_fsmapping(mnt_userns, fs_userns, attr->ia_vfsuid))
+		return false;
+	if ((attr->ia_valid & ATTR_GID) &&
+	    !vfsgid_has_fsmapping(mnt_userns, fs_userns, attr->ia_vfsgid))
+		return false;
+	return true;
+}
+
+/*
  * Attributes change in the upper layer, after a copy-up.  The caller is
  * checked by setattr_prepare() on the layerfs inode, with the caller's
  * credentials, through the layerfs mount's idmapping; the upper copy
@@ -829,6 +852,9 @@ int lfs_setattr(struct user_namespace *mnt_userns, struct dentry *dentry,
 	err = lfs_want_write(dentry);
 	if (err)
 		return err;
+	err = -EOVERFLOW;
+	if (!lfs_upper_maps_owner(inode->i_sb, &real_attr))
+		goto out_drop;
 	err = lfs_copy_up_flags(dentry, cu_flags);
 	if (err)
 		goto out_drop;

@@ -71,8 +71,7 @@ const struct cred *lfs_override_creds(struct super_block *sb)
  * lfs_override_creds_as_caller - create objects owned by the caller
  * @mnt_userns: the idmapping of the layerfs mount the caller came through
  * @dentry: the layerfs dentry the new object is made for
- * @mode: the new object's type and permissions, or 0 for a hard link
- *	(no new inode, nothing for a security module to label)
+ * @mode: the new object's type and permissions
  * @old: set to the caller's credentials, for lfs_revert_creds_as_caller()
  *
  * The mounter's credentials, with the caller's fsuid and fsgid: the
@@ -113,11 +112,10 @@ int lfs_override_creds_as_caller(struct user_namespace *mnt_userns,
 	 * d_parent is stable: the caller holds the parent's i_rwsem, or
 	 * @dentry is an O_TMPFILE one, which nothing can move
 	 */
-	if (mode && (d_inode(dentry->d_parent)->i_mode & S_ISGID))
+	if (d_inode(dentry->d_parent)->i_mode & S_ISGID)
 		cred->fsgid = d_inode(dentry->d_parent)->i_gid;
-	err = mode ? security_dentry_create_files_as(dentry, mode,
-						     &dentry->d_name,
-						     current_cred(), cred) : 0;
+	err = security_dentry_create_files_as(dentry, mode, &dentry->d_name,
+					      current_cred(), cred);
 	if (err) {
 		put_cred(cred);
 		return err;

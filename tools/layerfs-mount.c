@@ -90,6 +90,7 @@ struct lfs_mount {
 	const char *ns;		/* -N: mount namespace, a pid or a path */
 	char *uid_map;		/* uidmapping=, as /proc/PID/uid_map text */
 	char *gid_map;		/* gidmapping=, as /proc/PID/gid_map text */
+	int userns;		/* the idmapping's user namespace, or -1 */
 };
 
 static void lfs_usage(FILE *f, const char *prog)
@@ -377,6 +378,8 @@ static bool lfs_mount_attr(struct lfs_mount *m, const char *opt)
 
 /* the most lines a uid_map or gid_map takes (UID_GID_MAP_MAX_EXTENTS) */
 #define LFS_IDMAP_MAX_EXTENTS	340
+/* a uid_map write of a page or more fails (E2BIG would say nothing) */
+#define LFS_IDMAP_MAX_TEXT	4096
 
 /* One number of a mapping: decimal, below 2^32 - 1 (-1 is no id). */
 static int lfs_idmap_number(const char *s, unsigned long long *n)
@@ -394,9 +397,10 @@ static int lfs_idmap_number(const char *s, unsigned long long *n)
 
 /*
  * uidmapping= or gidmapping=: triples ID:MOUNTID:COUNT, all joined by
- * colons, as containers-storage gives them to fuse-overlayfs: COUNT ids
- * from ID on, as the layers hold them, show through the mount as
- * MOUNTID on, ids of the namespace this program runs in.  That is what
+ * colons, as containers-storage gives them to fuse-overlayfs (since
+ * 2020 with a colon before the first: the only empty field taken, as
+ * one empty in the middle would shift the triples): COUNT ids from ID
+ * on, as the layers hold them, show through the mount as MOUNTID on, ids of the namespace this program runs in.  That is what
  * a line "ID MOUNTID COUNT" of the idmapping's uid_map says.  Returns
  * the map's text in *@map, or -EINVAL after a message.
  */
@@ -422,8 +426,11 @@ static int lfs_parse_idmapping(struct lfs_mount *m, const char *key,
 		why = "given twice";
 		goto bad;
 	}
-	for (tok = strtok_r(copy, ":", &save); tok;
-	     tok = strtok_r(NULL, ":", &save)) {
+	/* containers-storage since 2020 starts the list with a colon */
+	save = copy + (*copy == ':');
+	while ((tok = strsep(&save, ":"))) {
+		if (!*tok && *copy)
+			why = "an empty field (only the first may be, as containers-storage writes it)";
 		if (lfs_idmap_number(tok, &id[nr % 3]))
 			goto bad;
 		if (++nr % 3)
@@ -440,6 +447,9 @@ static int lfs_parse_idmapping(struct lfs_mount *m, const char *key,
 			       id[2]);
 	}
 	if (!nr || nr % 3)
+		goto bad;
+	why = "the map text is 4096 bytes or more, which the kernel refuses";
+	if (len >= LFS_IDMAP_MAX_TEXT)
 		goto bad;
 	*map = text;
 	text = NULL;
@@ -896,26 +906,27 @@ out:
 
 /*
  * uidmapping=, gidmapping=: idmap the detached mount @mfd before it is
- * attached (an attached mount cannot be idmapped).  The kernel allows it
- * to root of the user namespace that mounted layerfs, so this works as
- * root and as root of a rootless engine's namespace alike.  Returns 0,
- * or -1 after a message (nothing is attached then).
+ * attached (an attached mount cannot be idmapped), with the namespace
+ * lfs_idmap_userns() made.  The kernel allows it to root of the user
+ * namespace that mounted layerfs, so this works as root and as root of
+ * a rootless engine's namespace alike.  Returns 0, or -1 after a
+ * message (nothing is attached then).
  */
-static int lfs_idmap_mount(const struct lfs_mount *m, int mfd)
+static int lfs_idmap_mount(struct lfs_mount *m, int mfd)
 {
-	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP };
-	int userns, err = 0;
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_IDMAP,
+		.userns_fd = m->userns,
+	};
+	int err = 0;
 
-	userns = lfs_idmap_userns(m);
-	if (userns < 0)
-		return -1;
-	attr.userns_fd = userns;
 	if (mount_setattr(mfd, "", AT_EMPTY_PATH, &attr, sizeof(attr))) {
 		fprintf(stderr, "%s: idmapping the mount: %s\n", m->prog,
 			strerror(errno));
 		err = -1;
 	}
-	close(userns);
+	close(m->userns);
+	m->userns = -1;
 	return err;
 }
 
@@ -1488,7 +1499,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct lfs_mount m = { 0 };
+	struct lfs_mount m = { .userns = -1 };
 	const char *pos[2], *source = "layerfs", *target;
 	char *base = strrchr(argv[0], '/');
 	int c, err = 0, nr_pos = 0;
@@ -1604,6 +1615,17 @@ int main(int argc, char **argv)
 	if (m.dry_run) {
 		lfs_print_plan(&m, source, target);
 		return LFS_EX_OK;
+	}
+	/*
+	 * The idmapping's namespace is made before -N is entered: its maps
+	 * are written through this process's /proc, which after setns()
+	 * may be another pid namespace's, where the child's pid can name
+	 * another process (one that made a user namespace to receive them).
+	 */
+	if (m.uid_map && !m.fake) {
+		m.userns = lfs_idmap_userns(&m);
+		if (m.userns < 0)
+			return LFS_EX_FAIL;
 	}
 	if (m.ns) {
 		/* setns() moves the cwd to the namespace's root */

@@ -294,6 +294,28 @@ KEEPID=0:100000:1000:1000:1000:1:1001:101001:64535
 	[ "$(lfs_mounts_under "$WORK/mnt")" = "" ]
 }
 
+# -N enters a mount namespace whose /proc is another pid namespace's (a
+# container's): the helper's child, whose namespace carries the maps, has
+# no pid there, or another process's.  The maps are written before -N.
+@test "layerfs-mount -N with uidmapping= idmaps the mount in a namespace whose /proc is another pid namespace's" {
+	keepid_stack
+	unshare -m -p -f --mount-proc --kill-child sleep 60 &
+	local pid=$! i
+	for ((i = 0; i < 50; i++)); do
+		[ "$(nsenter -t "$pid" -m cat /proc/1/comm 2>/dev/null)" = sleep ] && break
+		sleep 0.1
+	done
+	local out rc=0
+	out=$("$LFS_MOUNT" -N "$pid" -o "lowerdir=$WORK/l,upperdir=$WORK/u,workdir=$WORK/w,uidmapping=$KEEPID,gidmapping=$KEEPID" "$WORK/mnt" 2>&1) || rc=$?
+	run nsenter -t "$pid" -m stat -c %u:%g "$WORK/mnt/etc/conf" "$WORK/mnt/home/user/f"
+	kill -KILL "$pid"
+	wait "$pid" || true
+	[ "$rc" = 0 ] || { echo "$out"; return 1; }
+	[ "$output" = "100000:100000
+1000:1000" ]
+	[ "$(lfs_mounts_under "$WORK/mnt")" = "" ]
+}
+
 # Idmapped layers: each test runs the same steps on layerfs and on the
 # kernel's overlay (6.1 maps idmapped layers), each with its own upper
 # and work directory, and compares what they print.
@@ -403,6 +425,8 @@ idmapped_upper_steps() {
 	echo "1000 makes pub/y: $(try as_user 1000 touch "$m/pub/y")"
 	echo "root chowns new to 101000: $(try chown 101000:101000 "$m/new")"
 	echo "root chowns new to 1000: $(try chown 1000 "$m/new")"
+	# a link makes no owner: allowed to 1000, which the upper cannot map
+	echo "1000 links q to pub/lq: $(try as_user 1000 ln "$m/q" "$m/pub/lq")"
 	echo "on disk:"
 	local list
 	list=$(cd "$WORK/uw/u-$FS" && find . -mindepth 1 -printf '%p %U:%G\n')
@@ -414,6 +438,7 @@ idmapped_upper_steps() {
 	lfs_workdir ext4
 	mktree "$WORK" <<<'f l/p p
 f l/q q
+f l/r r
 d l/pub
 d uw
 d iduw'
@@ -434,9 +459,24 @@ root makes new: ok
 1000 makes pub/y: Value too large for defined data type
 root chowns new to 101000: ok
 root chowns new to 1000: Value too large for defined data type
+1000 links q to pub/lq: ok
 on disk:
 ./new 1000:1000
 ./pub 0:0
+./pub/lq 1000:1000
 ./pub/x 1000:1000
 ./q 1000:1000" ]
+	# an owner the upper mount cannot map is refused before the copy-up,
+	# so the upper layer stays as it was (overlay copies r up, then fails)
+	mkdir "$WORK/uw/u-2" "$WORK/uw/w-2" "$WORK/m-2"
+	mount -t layerfs none "$WORK/m-2" \
+		-o "lowerdir=$WORK/l,upperdir=$WORK/iduw/u-2,workdir=$WORK/iduw/w-2"
+	run chown 1000 "$WORK/m-2/r"
+	[ "$status" = 1 ]
+	[[ $output == *"Value too large for defined data type" ]]
+	run chgrp 1000 "$WORK/m-2/r"
+	[ "$status" = 1 ]
+	[[ $output == *"Value too large for defined data type" ]]
+	[ ! -e "$WORK/uw/u-2/r" ]
+	[ "$(owners "$WORK/m-2/r")" = 0:0 ]
 }

@@ -287,3 +287,33 @@ setup() {
 		[ "$output" = "layerfs-mount: $msg" ] || { echo "$opts: $output"; return 1; }
 	done
 }
+
+@test "uidmapping= with the colon containers-storage writes first is taken; any other empty field is refused, not skipped" {
+	# containers-storage's optsAppendMappings writes "uidmapping=" and then ":" before every triple
+	run "$M" --dry-run -o lowerdir=/a,uidmapping=:0:1:1000:1000:0:1:1001:1001:64536,gidmapping=:0:1:1000 /mnt
+	[ "$status" = 0 ]
+	[ "${lines[2]}" = "idmap uid_map=0 1 1000,1000 0 1,1001 1001 64536 gid_map=0 1 1000" ]
+	local why="an empty field (only the first may be, as containers-storage writes it)"
+	local v
+	for v in 0::100000:65536 0:100000:65536: ::0:100000:65536 0:1:1::2:3:4 0:1:1:2::3:4 :; do
+		run "$M" --dry-run -o "lowerdir=/a,uidmapping=$v,gidmapping=0:1:1" /mnt
+		[ "$status" = 32 ] || { echo "$v: $status $output"; return 1; }
+		[ "$output" = "layerfs-mount: uidmapping=$v: $why" ] || { echo "$v: $output"; return 1; }
+	done
+}
+
+@test "an idmapping whose uid_map text is 4096 bytes or more is refused with the reason, one just below is taken" {
+	# each triple becomes a line of 24 bytes: "1000000NNN 2000000NNN 1\n"
+	local i map=""
+	for ((i = 0; i < 170; i++)); do
+		map+=":$((1000000000 + i)):$((2000000000 + i)):1"
+	done
+	run "$M" --dry-run -o "lowerdir=/a,uidmapping=$map,gidmapping=0:1:1" /mnt
+	[ "$status" = 0 ]
+	for ((; i < 171; i++)); do
+		map+=":$((1000000000 + i)):$((2000000000 + i)):1"
+	done
+	run "$M" --dry-run -o "lowerdir=/a,uidmapping=$map,gidmapping=0:1:1" /mnt
+	[ "$status" = 32 ]
+	[ "$output" = "layerfs-mount: uidmapping=$map: the map text is 4096 bytes or more, which the kernel refuses" ]
+}

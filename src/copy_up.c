@@ -915,8 +915,11 @@ static ssize_t lfs_cu_get_caps(struct lfs_sb *sbi, struct dentry *upper,
 /*
  * Fill the upper metacopy file @upper with its data from @data, as the
  * mounter, then give it back what writing it changed (its file
- * capability, mode and times) and remove the marker: last, so that
- * until then the file is a whole metacopy file, whose data is below.
+ * capability and times) and remove the marker: last, so that until then
+ * the file is a whole metacopy file, whose data is below.  The mode is
+ * not put back: a set-user-ID bit the mounter's write dropped stays
+ * dropped (as overlay), where putting it back could undo a chown that
+ * ran during the fill and cleared it.
  */
 static int lfs_cu_fill(struct lfs_sb *sbi, struct dentry *upper,
 		       const struct path *data)
@@ -945,11 +948,6 @@ static int lfs_cu_fill(struct lfs_sb *sbi, struct dentry *upper,
 	if (!err && caps)
 		err = lfs_set_xattr(sbi, upper, XATTR_NAME_CAPS, caps,
 				    caps_size);
-	if (!err && (d_inode(upper)->i_mode != ustat.mode)) {
-		attr.ia_valid = ATTR_MODE;
-		attr.ia_mode = ustat.mode;
-		err = lfs_cu_setattr(sbi, upper, &attr);
-	}
 	if (!err) {
 		attr.ia_valid = ATTR_ATIME | ATTR_MTIME | ATTR_ATIME_SET |
 				ATTR_MTIME_SET;

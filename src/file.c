@@ -727,11 +727,16 @@ static loff_t lfs_remap_file_range(struct file *file_in, loff_t pos_in,
 	op = remap_flags & REMAP_FILE_DEDUP ? LFS_DEDUPE : LFS_CLONE;
 	/*
 	 * Deduplicating a lower file would copy it up: the data would be
-	 * doubled, not shared.
+	 * doubled, not shared.  Nor a metacopy file on either side: its
+	 * real file is the lower data, which a dedupe into it would remap
+	 * (on a filesystem shared with the upper) past the layer's
+	 * read-only mount, as the VFS lets a dedupe use a file opened
+	 * read-only.
 	 */
 	if (op == LFS_DEDUPE && (!lfs_i_upper(file_inode(file_in)) ||
 				 !lfs_i_upper(file_inode(file_out)) ||
-				 lfs_i_metacopy(file_inode(file_in))))
+				 lfs_i_metacopy(file_inode(file_in)) ||
+				 lfs_i_metacopy(file_inode(file_out))))
 		return -EPERM;
 	return lfs_copyfile(file_in, pos_in, file_out, pos_out, len,
 			    remap_flags, op);

@@ -898,6 +898,9 @@ static int lfs_lookup_walk(struct super_block *sb, struct lfs_entry *pe,
 		}
 		e->upper = upper;
 		opaque = lfs_check_metacopy(sbi, sbi->upper, upper);
+		/* its data is below an aufs whiteout of its own name: forged */
+		if (opaque > 0 && hidden)
+			return -EIO;
 		if (opaque)
 			return opaque < 0 ? opaque :
 			       lfs_lookup_lowers(sb, pe, name, NULL, p, LFS_LW_DATA);

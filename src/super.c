@@ -261,18 +261,17 @@ static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 	if (cfg->given & BIT(LFS_OPT_USERXATTR))
 		return lfs_config_userxattr(fc, cfg);
 	/*
-	 * metacopy is on unless given off, or unless redirects are not
-	 * followed: a metacopy file in a lower layer shows the data below
-	 * it with its own metadata, which layers trusted for no redirect
-	 * are not trusted for either (overlay refuses the pair too)
+	 * metacopy is off unless given on, as overlay's default: a metacopy
+	 * file in a lower layer shows the data below it with the metadata
+	 * the layer's author chose, so it is for layers the mounter trusts
+	 * (docs/security.md, "Metadata-only copy-up"); and never with
+	 * redirects not followed (overlay refuses that pair too)
 	 */
-	if (cfg->redirect == LFS_REDIRECT_NOFOLLOW) {
-		if ((cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy)
-			return lfs_inval(fc, "metacopy=on: conflicts with redirect_dir=nofollow");
+	if (cfg->redirect == LFS_REDIRECT_NOFOLLOW &&
+	    (cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy)
+		return lfs_inval(fc, "metacopy=on: conflicts with redirect_dir=nofollow");
+	if (!(cfg->given & BIT(LFS_OPT_METACOPY)))
 		cfg->metacopy = false;
-	} else if (!(cfg->given & BIT(LFS_OPT_METACOPY))) {
-		cfg->metacopy = true;
-	}
 	if ((cfg->given & BIT(LFS_OPT_INDEX)) && !cfg->index)
 		lfs_info(fc, "index=off: hard links copied up stay hard links (the index is kept)");
 	return 0;

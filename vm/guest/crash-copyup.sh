@@ -34,7 +34,9 @@ lfs_fail() {
 
 lfs_mount_round() {
 	local r=$root/r$1
-	local opts="lowerdir=$root/L0:$root/L1,upperdir=$r/U,workdir=$r/W"
+	# metacopy=on: a reset may cut the data copy-up that fills a
+	# metadata-only copy (lfs-stress's chmod-then-overwrite group)
+	local opts="lowerdir=$root/L0:$root/L1,upperdir=$r/U,workdir=$r/W,metacopy=on"
 
 	[ "$fstype" = overlay ] && opts+=",redirect_dir=on,index=on"
 	mount -t "$fstype" none "$r/mnt" -o "$opts"

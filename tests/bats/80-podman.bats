@@ -71,14 +71,7 @@ lfs_podman_fstype() {
 @test "a container's writes and deletions show in the container and in podman diff" {
 	run podman run --name c1 --network none --entrypoint sh localhost/bb -c "
 		set -e
-		rm /etc/os-release
-		rm -r /srv/data /usr/share/doc
-		rm /bin/ls
-		rm -rf /opt/node
-		mv /opt/tree /opt/tree2
-		echo new >/new
-		mkdir -p /d/e
-		echo extra >>/etc/passwd
+		$LFS_PODMAN_CHANGES
 		$LFS_PODMAN_LOOK"
 	[ "$status" = 0 ]
 	printf '%s\n' "$output" >"$BATS_FILE_TMPDIR/c1.out"

@@ -27,20 +27,14 @@ teardown_file() {
 	lfs_rl_teardown
 }
 
-# the changes 80-podman makes in busybox, then the look at the result
+# the root and the user, the changes 80-podman makes in busybox, then
+# the look at the result
 RL_CHANGES="
 	set -e
 	awk '\$2 == \"/\" { u = \$4 ~ /(^|,)userxattr(,|\$)/ ? \" userxattr\" : \"\"
 		print \"root:\", \$3 u }' /proc/mounts
 	id -u
-	rm /etc/os-release
-	rm -r /srv/data /usr/share/doc
-	rm /bin/ls
-	rm -rf /opt/node
-	mv /opt/tree /opt/tree2
-	echo new >/new
-	mkdir -p /d/e
-	echo extra >>/etc/passwd
+	$LFS_PODMAN_CHANGES
 	$LFS_PODMAN_LOOK"
 
 # rl_pull_bb: busybox as localhost/bb into the current storage

@@ -73,6 +73,21 @@ LFS_PODMAN_LOOK="
 	echo --
 	$LFS_PODMAN_STATE"
 
+# The changes the container tests make in busybox (80-podman and
+# 81-podman-rootless): deletions from the bottom layer, from over a
+# whiteout, of a hard link, of an opaque directory and of a directory that
+# replaced a file; a rename, a new file, an append.  Runs in the container
+# (after "set -e").
+LFS_PODMAN_CHANGES="
+	rm /etc/os-release
+	rm -r /srv/data /usr/share/doc
+	rm /bin/ls
+	rm -rf /opt/node
+	mv /opt/tree /opt/tree2
+	echo new >/new
+	mkdir -p /d/e
+	echo extra >>/etc/passwd"
+
 lfs_podman_mount() {
 	local dir=$1
 	shift

@@ -86,12 +86,6 @@ m $r/sgd 2775
 EOF
 }
 
-as_user() {
-	local id=$1
-	shift
-	setpriv --reuid="$id" --regid="$id" --clear-groups "$@"
-}
-
 setup_file() {
 	rm -rf "$T"
 	{

@@ -16,13 +16,6 @@ teardown() {
 	lfs_cleanup
 }
 
-# as_user UID CMD [ARG...]: CMD as UID, with UID as its gid, no groups
-as_user() {
-	local id=$1
-	shift
-	setpriv --reuid="$id" --regid="$id" --clear-groups "$@"
-}
-
 # idmap_stack: a work directory on ext4 with a lower layer l, an upper u
 # and a work w.  In l: f0 (0:0, 0644), p (1000:1000, 0600), d (1000:1000,
 # 0755), g (1000:2000, 0644), pub (0:0, 1777).

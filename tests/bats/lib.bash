@@ -32,6 +32,13 @@ lfs_workdir() {
 	chmod 755 "$base" "$WORK"
 }
 
+# as_user UID CMD [ARG...]: CMD as UID, with UID as its gid, no groups
+as_user() {
+	local id=$1
+	shift
+	setpriv --reuid="$id" --regid="$id" --clear-groups "$@"
+}
+
 # lfs_mounts_under DIR...: the mount points at or under any DIR, the last
 # mounted first (the order to unmount them in).  A read loop over
 # /proc/mounts: untraced, in a subshell of its own (see lfs_untraced).

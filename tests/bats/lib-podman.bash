@@ -273,8 +273,11 @@ lfs_rl_setup() {
 		events_logger = "file"
 		runtime = "crun"
 	EOF
-	cp -a "$LFS_REPO/build/images/busybox" "$LFS_REPO/build/images/deep-60" \
-		"$LFS_RL_IMAGES/" || return 1
+	# the layouts themselves, not build/images' links: those point into
+	# root's ~/.cache, which the user cannot search
+	for n in busybox deep-60; do
+		cp -RL "$LFS_REPO/build/images/$n" "$LFS_RL_IMAGES/$n" || return 1
+	done
 	chown -R "$LFS_RL_UID:$LFS_RL_UID" "$LFS_RL_HOME" "$LFS_RL_RUN" \
 		"$LFS_RL_IMAGES" && chmod 700 "$LFS_RL_RUN" || return 1
 	# fuse-overlayfs, as the user (the host's udev would make it so)

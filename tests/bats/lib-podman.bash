@@ -273,10 +273,12 @@ lfs_rl_setup() {
 		events_logger = "file"
 		runtime = "crun"
 	EOF
-	# the layouts themselves, not build/images' links: those point into
-	# root's ~/.cache, which the user cannot search
+	# copies of the layouts (what an OCI layout holds), not build/images'
+	# links: those point into root's ~/.cache, which the user cannot search
 	for n in busybox deep-60; do
-		cp -RL "$LFS_REPO/build/images/$n" "$LFS_RL_IMAGES/$n" || return 1
+		mkdir "$LFS_RL_IMAGES/$n" &&
+			cp -R "$LFS_REPO/build/images/$n/"{oci-layout,index.json,blobs} \
+				"$LFS_RL_IMAGES/$n/" || return 1
 	done
 	chown -R "$LFS_RL_UID:$LFS_RL_UID" "$LFS_RL_HOME" "$LFS_RL_RUN" \
 		"$LFS_RL_IMAGES" && chmod 700 "$LFS_RL_RUN" || return 1

@@ -463,6 +463,66 @@ out:
 	return err;
 }
 
+/*
+ * Does this program run in a user namespace of its own (rootless podman's),
+ * where every id it maps belongs to the user who made the namespace?  The
+ * initial namespace maps all ids onto themselves in one line.
+ */
+static bool lfs_in_user_ns(void)
+{
+	unsigned long long in, out, count;
+	bool initial = false;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%llu %llu %llu", &in, &out, &count) == 3)
+		initial = !in && !out && count == 0xffffffffULL;
+	fclose(f);
+	return !initial;
+}
+
+/*
+ * The mapping's line for the caller's own id @self, where the mapping
+ * names it nowhere as a MOUNTID: objects the caller makes through the
+ * mount are then stored as the overflow id 65534 where the map leaves it
+ * free (else as the first id past the map), not refused with EOVERFLOW.
+ * That is podman's --userns=auto: podman makes the container's /etc/mtab
+ * and mount points as itself before the container's namespace exists,
+ * and its own id is none of the container's.  Only in a user namespace,
+ * whose ids are all its maker's; in the initial one an id past the map
+ * may be another user's.  Returns 0, or -ENOMEM.
+ */
+static int lfs_idmap_add_caller(char **map, unsigned long long self)
+{
+	unsigned long long in, out, count, spare = 65534, end = 0;
+	bool spare_used = false;
+	size_t len = strlen(*map), lines = 0;
+	const char *p;
+	char *text;
+
+	for (p = *map; sscanf(p, "%llu %llu %llu", &in, &out, &count) == 3;
+	     p = strchr(p, '\n') + 1, lines++) {
+		if (self >= out && self - out < count)
+			return 0;
+		spare_used |= spare >= in && spare - in < count;
+		if (in + count > end)
+			end = in + count;
+	}
+	if (spare_used)
+		spare = end;
+	/* no room: the kernel's EOVERFLOW stays the answer */
+	if (spare >= 0xffffffffULL || lines >= LFS_IDMAP_MAX_EXTENTS ||
+	    len + 3 * 11 >= LFS_IDMAP_MAX_TEXT)
+		return 0;
+	text = realloc(*map, len + 3 * 11 + 1);
+	if (!text)
+		return -ENOMEM;
+	sprintf(text + len, "%llu %llu 1\n", spare, self);
+	*map = text;
+	return 0;
+}
+
 /* One option of a -o list, escapes still in. */
 static int lfs_parse_option(struct lfs_mount *m, char *opt)
 {
@@ -1611,6 +1671,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: uidmapping=, gidmapping=: only for a new mount (a mount keeps its idmapping)\n",
 			m.prog);
 		return LFS_EX_FAIL;
+	}
+	if (m.uid_map && lfs_in_user_ns() &&
+	    (lfs_idmap_add_caller(&m.uid_map, geteuid()) ||
+	     lfs_idmap_add_caller(&m.gid_map, getegid()))) {
+		fprintf(stderr, "%s: out of memory\n", m.prog);
+		return LFS_EX_SYSERR;
 	}
 	if (m.dry_run) {
 		lfs_print_plan(&m, source, target);

@@ -103,7 +103,7 @@ rl_remove_all() {
 # that maps ids the mapping as uidmapping=/gidmapping=, and layerfs-mount
 # idmaps the layerfs mount with it (FS_ALLOW_IDMAP), so nothing of the
 # image is chowned (on the kernel's overlay podman copies the image).
-@test "rootless podman --userns=keep-id on layerfs-mount: the image's owners through an idmapped mount, no chown of the image" {
+@test "rootless podman --userns=keep-id and --userns=auto on layerfs-mount: the image's owners through an idmapped mount, no chown of the image" {
 	lfs_rl_storage mp "$LFS_MOUNT"
 	local t0 t1 t2 layer upper before after
 	# a file of the image's bottom layer, as it is stored (the user's
@@ -140,6 +140,31 @@ rl_remove_all() {
 	upper=$(lfs_rl podman inspect --format '{{.GraphDriver.Data.UpperDir}}' keep)
 	[ "$(stat -c '%u' "$upper/tmp/mine")" = 100999 ]
 	lfs_rl podman rm keep
+	# --userns=auto: the container's root is none of the user's ids, and
+	# podman makes the container's /etc/mtab as itself before the
+	# container runs (layerfs-mount maps the caller's own id too, to
+	# 65534 or past the map; without it: EOVERFLOW)
+	run lfs_rl podman run --name auto --userns=auto --network none \
+		--entrypoint sh localhost/bb -c '
+		id -u
+		stat -c "%u:%g" /bin /etc/passwd
+		awk "\$2 == \"/\" { print \$3 }" /proc/mounts
+		echo data >/tmp/mine && stat -c "%u" /tmp/mine'
+	echo "$output"
+	[ "$status" = 0 ]
+	diff -u - <(printf '%s\n' "${lines[@]: -5}") <<-'EOF'
+		0
+		0:0
+		0:0
+		layerfs
+		0
+	EOF
+	[ "$(stat -c '%u:%g' "$layer")" = "$before" ]
+	# the container's root writes as the image's root is stored: the
+	# user's own uid, as the namespace's 0
+	upper=$(lfs_rl podman inspect --format '{{.GraphDriver.Data.UpperDir}}' auto)
+	[ "$(stat -c '%u' "$upper/tmp/mine")" = 1000 ]
+	lfs_rl podman rm auto
 }
 
 @test "the same on fuse-overlayfs (the same storage), then rmi of every image leaves no layer" {

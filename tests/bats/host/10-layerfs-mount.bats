@@ -288,6 +288,25 @@ setup() {
 	done
 }
 
+# podman --userns=auto: podman, root of its user namespace, makes files in
+# the container's root before the container runs, and its id is none of
+# the mapping's MOUNTIDs
+@test "in a user namespace the caller's own id joins a mapping that lacks it: as 65534 where free, else past the map; not where the map has it, nor outside a user namespace" {
+	command -v unshare >/dev/null || skip "no unshare(1)"
+	unshare -Ur true || skip "no user namespaces here"
+	run unshare -Ur "$M" --dry-run -o lowerdir=/a,uidmapping=:0:1:1000,gidmapping=:0:1:65535 /mnt
+	[ "$status" = 0 ]
+	[ "${lines[2]}" = "idmap uid_map=0 1 1000,65534 0 1 gid_map=0 1 65535,65535 0 1" ]
+	# keep-id's map names the caller (MOUNTID 0): as given
+	run unshare -Ur "$M" --dry-run -o lowerdir=/a,uidmapping=:0:1:1000:1000:0:1,gidmapping=:0:1:1000:1000:0:1 /mnt
+	[ "$status" = 0 ]
+	[ "${lines[2]}" = "idmap uid_map=0 1 1000,1000 0 1 gid_map=0 1 1000,1000 0 1" ]
+	# the initial namespace: as given (an id past the map may be a user's)
+	run "$M" --dry-run -o lowerdir=/a,uidmapping=:0:1:1000,gidmapping=:0:1:1000 /mnt
+	[ "$status" = 0 ]
+	[ "${lines[2]}" = "idmap uid_map=0 1 1000 gid_map=0 1 1000" ]
+}
+
 @test "uidmapping= with the colon containers-storage writes first is taken; any other empty field is refused, not skipped" {
 	# containers-storage's optsAppendMappings writes "uidmapping=" and then ":" before every triple
 	run "$M" --dry-run -o lowerdir=/a,uidmapping=:0:1:1000:1000:0:1:1001:1001:64536,gidmapping=:0:1:1000 /mnt

@@ -402,6 +402,7 @@ data_to_root() {
 }
 
 @test "metacopy=on in a user namespace: the mounter's read access to a metacopy file's data is asked when the data is used, not at lookup: the data given to root under a live mount and an open file turns FIEMAP, st_blocks, new opens and the fill to EACCES" {
+	local rc=0
 	userns_stack layerfs 'f L1/f data
 d sig'
 	chown 1000:1000 "$W/sig"
@@ -425,8 +426,9 @@ mode f => 600' >"$W/ops"
 	run_ops / <<<"waitfor $W/sig/ready"
 	data_to_root
 	touch "$W/sig/changed"
-	wait $!
+	wait $! || rc=$?
 	cat "$W/out"
+	[ "$rc" = 0 ]
 	[[ $(cat "$W/out") == "mount: ok"* ]]
 	! grep -q FAIL "$W/out" || false
 	run_ops "$W/u" <<-'EOF'

@@ -289,6 +289,7 @@ read b => b+new'
 # L1/f, root's alone, under a forged metacopy file L0/f (empty, 1000's,
 # mode 0644); forged metacopy files over a device and a directory
 FORGED_SPEC='f L0/f
+m L0/f 644
 a L0/f user.overlay.metacopy 0x
 f L1/f secret
 f L0/dev

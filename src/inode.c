@@ -348,7 +348,8 @@ void lfs_data_path(const struct inode *inode, struct path *path)
  * open would ask: read access (lfs_real_may_read()).  Asked at each use,
  * not at lookup, so that a data file whose mode changed since is judged
  * by its mode of now.  A forged marker then shows nothing the mounter
- * could not read without layerfs (docs/security.md, "userxattr").
+ * could not read without layerfs (docs/security.md, "Metadata-only
+ * copy-up under userxattr").
  * Caller runs as the mounter.
  *
  * Return: 0, or -errno (-EACCES).

@@ -230,7 +230,7 @@ static int lfs_parse_overlay(struct fs_context *fc, int opt,
  * its owner chose), layerfs takes it, as it follows a metacopy file only
  * to the data the same path holds below, and only to data the mounter
  * may read, asked at each use (lfs_data_may_read(); docs/security.md,
- * "userxattr").
+ * "Metadata-only copy-up under userxattr").
  */
 static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 {

@@ -651,9 +651,14 @@ static int lfs_cu_prepare(struct lfs_cu *cu)
 	/*
 	 * A metadata-only copy reads no data now, but will at its data
 	 * copy-up, and lets reads through to it: it asks what a whole
-	 * copy would, so that neither depends on metacopy=.
+	 * copy would, so that neither depends on metacopy=.  So does any
+	 * copy-up of a lower metacopy file, even one that takes no data
+	 * (O_TRUNC): its marker, which the layer's owner may have forged
+	 * (userxattr), points at @data, and a copy made of it is the
+	 * mounter's use of that pointer (lfs_data_may_read()).
 	 */
-	if (lfs_cu_has_data(cu) || cu->metacopy) {
+	if (lfs_cu_has_data(cu) || cu->metacopy ||
+	    (S_ISREG(cu->stat.mode) && cu->data.dentry != cu->lower.dentry)) {
 		err = lfs_real_may_read(&cu->data);
 		if (err)
 			return err;

@@ -615,7 +615,10 @@ static int lfs_flush(struct file *file, fl_owner_t id)
  * @len: bytes asked for
  *
  * As the mounter: FS_IOC_FIEMAP needs no more than an open file, and the
- * caller has one on the layerfs inode.
+ * caller has one on the layerfs inode.  A metacopy file's extents are its
+ * data's, asked for only when the mounter may read the data now
+ * (lfs_data_may_read(), -EACCES): FIEMAP acts on the inode, not on the
+ * caller's open file, so it does not lean on what that open checked.
  *
  * Return: 0 or -errno; -EOPNOTSUPP where the real filesystem has no map.
  */
@@ -627,15 +630,17 @@ int lfs_fiemap(struct inode *inode, struct fiemap_extent_info *fieinfo,
 	struct path data;
 	int err;
 
-	/* a metacopy file's extents are its data's */
+	old_cred = lfs_override_creds(inode->i_sb);
 	if (lfs_i_metacopy(inode)) {
-		lfs_data_path(inode, &data);
+		err = lfs_data_may_read(inode, &data);
+		if (err)
+			goto out;
 		real = d_inode(data.dentry);
 	}
-	if (!real->i_op->fiemap)
-		return -EOPNOTSUPP;
-	old_cred = lfs_override_creds(inode->i_sb);
-	err = real->i_op->fiemap(real, fieinfo, start, len);
+	err = -EOPNOTSUPP;
+	if (real->i_op->fiemap)
+		err = real->i_op->fiemap(real, fieinfo, start, len);
+out:
 	revert_creds(old_cred);
 	return err;
 }

@@ -336,6 +336,31 @@ void lfs_data_path(const struct inode *inode, struct path *path)
 }
 
 /**
+ * lfs_data_may_read - may the mounter read a metacopy file's data now?
+ * @inode: the layerfs inode, which the caller saw lfs_i_metacopy()
+ * @data: filled in with where the data is
+ *
+ * A metacopy file's data is found by the path alone, below a file whose
+ * marker the layer's owner may have written (userxattr: anyone who can
+ * write the file).  So every use of the data that does not open it with
+ * its own check (the extent map, st_blocks) asks first, with the
+ * mounter's credentials and through the data layer's idmapping, what an
+ * open would ask: read access (lfs_real_may_read()).  Asked at each use,
+ * not at lookup, so that a data file whose mode changed since is judged
+ * by its mode of now.  A forged marker then shows nothing the mounter
+ * could not read without layerfs (docs/security.md, "Metadata-only
+ * copy-up under userxattr").
+ * Caller runs as the mounter.
+ *
+ * Return: 0, or -errno (-EACCES).
+ */
+int lfs_data_may_read(const struct inode *inode, struct path *data)
+{
+	lfs_data_path(inode, data);
+	return lfs_real_may_read(data);
+}
+
+/**
  * lfs_nlink - the link count layerfs shows
  * @inode: the layerfs inode
  * @real_nlink: the link count of the real inode behind it
@@ -662,7 +687,9 @@ static u64 lfs_stat_ino(struct inode *inode)
 /*
  * A metacopy file takes its metadata from the object that has them and
  * its block count from the data, as overlay shows it: what du(1) should
- * count is the data.  As the mounter.
+ * count is the data.  As the mounter, and only from data the mounter may
+ * read (lfs_data_may_read()): else st_blocks stays the metacopy file's
+ * own, and stat succeeds as on any file the caller cannot read.
  */
 static int lfs_getattr_data(struct inode *inode, struct kstat *stat,
 			    u32 request_mask, unsigned int flags)
@@ -674,10 +701,13 @@ static int lfs_getattr_data(struct inode *inode, struct kstat *stat,
 
 	if (!(request_mask & STATX_BLOCKS))
 		return 0;
-	lfs_data_path(inode, &data);
 	old_cred = lfs_override_creds(inode->i_sb);
-	err = vfs_getattr(&data, &dstat, STATX_BLOCKS, flags);
+	err = lfs_data_may_read(inode, &data);
+	if (!err)
+		err = vfs_getattr(&data, &dstat, STATX_BLOCKS, flags);
 	revert_creds(old_cred);
+	if (err == -EACCES)
+		return 0;
 	if (err)
 		return err;
 	stat->blocks = dstat.blocks;

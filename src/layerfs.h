@@ -180,10 +180,11 @@ static inline bool lfs_redirect_create(const struct lfs_sb *sbi)
 }
 
 /*
- * metacopy=on (the default but with userxattr): do metadata changes of a
- * lower regular file copy up its metadata only, and are metacopy files
- * met in a lookup followed to their data below?  With metacopy=off a
- * lookup that meets one fails (EPERM).
+ * metacopy=on (off unless given, with userxattr too): do metadata
+ * changes of a lower regular file copy up its metadata only, and are
+ * metacopy files met in a lookup followed to their data below (read
+ * only when the mounter may: lfs_data_may_read())?  With metacopy=off
+ * a lookup that meets one fails (EPERM).
  */
 static inline bool lfs_metacopy(const struct lfs_sb *sbi)
 {
@@ -599,6 +600,7 @@ void lfs_inode_set_data(struct inode *inode, struct dentry *data,
 			struct lfs_layer *layer);
 void lfs_inode_clear_metacopy(struct inode *inode);
 void lfs_data_path(const struct inode *inode, struct path *path);
+int lfs_data_may_read(const struct inode *inode, struct path *data);
 unsigned int lfs_nlink(const struct inode *inode, unsigned int real_nlink);
 void lfs_update_nlink(struct inode *inode);
 int lfs_read_lower_links(const struct lfs_sb *sbi, struct dentry *upper,

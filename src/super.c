@@ -223,10 +223,14 @@ static int lfs_parse_overlay(struct fs_context *fc, int opt,
  * found by origin markers, which are not read either: lfs_use_origin()),
  * and the native whiteout, a symlink with an xattr, cannot be made (the
  * kernel keeps user.* xattrs on regular files and directories only):
- * whiteouts are 0/0 character devices unless whiteout=aufs; metacopy is
- * off (a forged metacopy file would show the data below it with the
- * metadata its owner chose, as overlay refuses it there).  An option
- * given that asks for any of these fails the mount.
+ * whiteouts are 0/0 character devices unless whiteout=aufs.  An option
+ * given that asks for any of these fails the mount.  metacopy stays off
+ * unless given on, as everywhere: overlay refuses it with userxattr (a
+ * forged metacopy file would show the data below it with the metadata
+ * its owner chose), layerfs takes it, as it follows a metacopy file only
+ * to the data the same path holds below, and only to data the mounter
+ * may read, asked at each use (lfs_data_may_read(); docs/security.md,
+ * "Metadata-only copy-up under userxattr").
  */
 static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 {
@@ -236,8 +240,6 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 				 lfs_redirect_names[cfg->redirect]);
 	if ((cfg->given & BIT(LFS_OPT_INDEX)) && cfg->index)
 		return lfs_inval(fc, "index=on: conflicts with userxattr (which has no index)");
-	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy)
-		return lfs_inval(fc, "metacopy=on: conflicts with userxattr (metacopy=off only)");
 	if (cfg->whiteout_given && cfg->whiteout == LFS_WH_NATIVE)
 		return lfs_inval(fc, "whiteout=%s: conflicts with userxattr (%s or %s only)",
 				 LFS_WHITEOUT_NATIVE_NAME,

@@ -58,7 +58,8 @@
  * made by root without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, over the
  * lower layers 1 to 4 (setup -l; "mounter-write": a writable one): they
  * show that nothing is read through the mount that its mounter could not
- * read itself.  "all" leaves them out.
+ * read itself.  "all" leaves them out, and "mounter-userns-metacopy"'s
+ * (lower layers 5 and 6, a mount in a user namespace with metacopy=on).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -99,6 +100,13 @@
 #define LFS_ATTACK_MOUNTER_WRITE "mounter-write"
 
 /*
+ * The rows for a mounter in a user namespace with metacopy=on (layerfs
+ * alone: overlay refuses it with userxattr), over lower layers 5 and 6
+ * (setup -l), which no other row uses.  "all" leaves them out too.
+ */
+#define LFS_ATTACK_MOUNTER_USERNS_METACOPY "mounter-userns-metacopy"
+
+/*
  * A file capability as setcap writes it: revision 2, effective,
  * cap_net_raw permitted.
  */
@@ -114,7 +122,7 @@ static const unsigned char lfs_cap_value[] = {
  *   l PATH TARGET UID:GID      symlink
  *   p PATH MODE UID:GID        fifo
  *   acl PATH a|d SPEC          access or default POSIX ACL
- *   x PATH NAME VALUE          xattr
+ *   x PATH NAME VALUE          xattr ("0x": an empty value)
  *   cap PATH                   the file capability above
  * Owner before mode: a chown clears set-id bits.  These lines build in
  * the top lower layer; a line prefixed by "@N " builds in lower layer N
@@ -523,6 +531,33 @@ static const struct lfs_row lfs_rows[] = {
 	  "@4 d d 0700 1000:1000; @4 f d/secret 0644 1000:1000 s",
 	  "stat d/absent; stat d/secret; stat d/visible; ls d",
 	  "stat:EACCES stat:EACCES stat:0644,1000:1000 ls:EACCES" },
+	/*
+	 * Root of a user namespace that maps 0-65535 (setup -s), mounting
+	 * with userxattr,metacopy=on: a metacopy marker anyone may forge on
+	 * a file of theirs, over data of an id the namespace does not map
+	 * (70000), which the mounter may not read.  Every use of the data
+	 * asks the mounter's read (EACCES), a copy-up of the file too, even
+	 * one that takes no data; the forged file's own metadata shows.  A
+	 * marker over a directory, or with a value: no data (EIO).
+	 */
+	{ "mounter-userns-metacopy-forged", LFS_ATTACK_MOUNTER_USERNS_METACOPY, NULL,
+	  "@5 f f 0644 1000:1000; @5 x f user.overlay.metacopy 0x; "
+	  "@6 f f 0600 70000:70000 secret",
+	  "stat f; read f; cat f; open f w; open f wt; truncate f 0; truncate f 1; "
+	  "write f X; chmod f 0600; chown f 1000 1000; setx f user.x v; stat f",
+	  "stat:0644,1000:1000 read:EACCES cat:EACCES open:EACCES open:EACCES "
+	  "truncate:EACCES truncate:EACCES write:EACCES chmod:EACCES "
+	  "chown:EACCES setx:EACCES stat:0644,1000:1000" },
+	{ "mounter-userns-metacopy-dir", LFS_ATTACK_MOUNTER_USERNS_METACOPY, NULL,
+	  "@5 f d 0644 1000:1000; @5 x d user.overlay.metacopy 0x; "
+	  "@6 d d 0755 1000:1000",
+	  "stat d; read d",
+	  "stat:EIO read:EIO" },
+	{ "mounter-userns-metacopy-value", LFS_ATTACK_MOUNTER_USERNS_METACOPY, NULL,
+	  "@5 f f 0644 1000:1000; @5 x f user.overlay.metacopy /etc; "
+	  "@6 f f 0644 1000:1000 data",
+	  "stat f; read f",
+	  "stat:EIO read:EIO" },
 };
 
 static int lfs_usage(void)
@@ -842,7 +877,9 @@ static int setup_line(char **argv, int argc, void *arg)
 		if (n < 0 || lsetxattr(argv[1], acl_xattr_name(argv[2]), acl, n, 0))
 			return setup_fail(argv, argc, "ACL");
 	} else if (!strcmp(argv[0], "x") && argc == 4) {
-		if (lsetxattr(argv[1], argv[2], argv[3], strlen(argv[3]), 0))
+		const char *v = strcmp(argv[3], "0x") ? argv[3] : "";
+
+		if (lsetxattr(argv[1], argv[2], v, strlen(v), 0))
 			return setup_fail(argv, argc, "xattr");
 	} else if (!strcmp(argv[0], "cap") && argc == 2) {
 		if (lsetxattr(argv[1], "security.capability", lfs_cap_value,

@@ -2368,20 +2368,19 @@ static int ops_copyrange(const char *src, const char *dst, bool clone)
 }
 
 /*
- * fiemap PATH: the extents after a sync, "LOGICAL+LENGTH@PHYSICAL/FLAGS"
- * each, "(none)" for none
+ * fiemap PATH, fdfiemap N: the extents of PATH, or of the file open in
+ * slot N, after a sync, "LOGICAL+LENGTH@PHYSICAL/FLAGS" each, "(none)"
+ * for none
  */
-static int ops_fiemap(const char *path, char *out, size_t size)
+static int ops_fiemap_fd(int fd, char *out, size_t size)
 {
 	struct {
 		struct fiemap fm;
 		struct fiemap_extent ext[16];
 	} req;
-	int fd = open(path, O_RDONLY), err;
 	unsigned int i;
+	int err;
 
-	if (fd < 0)
-		return -1;
 	memset(&req, 0, sizeof(req));
 	req.fm.fm_length = FIEMAP_MAX_OFFSET;
 	req.fm.fm_flags = FIEMAP_FLAG_SYNC;
@@ -2397,7 +2396,34 @@ static int ops_fiemap(const char *path, char *out, size_t size)
 			 req.ext[i].fe_flags);
 	if (!out[0])
 		snprintf(out, size, "(none)");
-	return close_after(fd, err);
+	return err;
+}
+
+static int ops_fiemap(const char *path, char *out, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	return close_after(fd, ops_fiemap_fd(fd, out, size));
+}
+
+/*
+ * waitfor PATH: until PATH exists (another process's signal to a script
+ * that holds files open), at most 60 s (ETIMEDOUT)
+ */
+static int ops_waitfor(const char *path)
+{
+	struct stat st;
+	int i;
+
+	for (i = 0; i < 6000; i++) {
+		if (!lstat(path, &st))
+			return 0;
+		usleep(10000);
+	}
+	errno = ETIMEDOUT;
+	return -1;
 }
 
 /* the file-descriptor operations of cmd_ops(); 1 for an op not of theirs */
@@ -2430,6 +2456,13 @@ static int ops_file(const char *op, char **v, char *out, size_t size)
 		return ops_copyrange(v[1], v[2], op[1] == 'l');
 	if (!strcmp(op, "fiemap"))
 		return ops_fiemap(v[1], out, size);
+	if (!strcmp(op, "fdfiemap")) {
+		int fd = ops_fd(v[1]);
+
+		return fd < 0 ? -1 : ops_fiemap_fd(fd, out, size);
+	}
+	if (!strcmp(op, "waitfor"))
+		return ops_waitfor(v[1]);
 	if (!strcmp(op, "falloc") || !strcmp(op, "punch"))
 		return ops_falloc(v[1], v[2], v[3], op[0] == 'p');
 	if (!strcmp(op, "dwrite"))
@@ -2489,6 +2522,7 @@ static const struct ops_def {
 	{ "atime", 1, 1, true }, { "falloc", 3, 3, false },
 	{ "punch", 3, 3, false }, { "dwrite", 4, 4, false },
 	{ "mwrite", 3, 3, false }, { "seekmap", 1, 1, true },
+	{ "fdfiemap", 1, 1, true }, { "waitfor", 1, 1, false },
 };
 
 static const struct ops_def *ops_find(char **v, int n)
@@ -2679,7 +2713,8 @@ static bool ops_met(const char *out, const char *want)
  *   O_DIRECT), mwrite N OFFSET DATA (through a shared mapping, then
  *   msync).  splicein PATH OFFSET DATA (through a pipe),
  *   copyrange SRC DST (copy_file_range() to the end), clone SRC DST
- *   (FICLONE); DST is made or truncated.
+ *   (FICLONE); DST is made or truncated.  waitfor PATH (until PATH
+ *   exists: another process's signal, at most 60 s).
  * Queries: read PATH (up to 4 KiB, "(empty)"), getxattr PATH NAME,
  *   kind PATH (absent, file, dir, opaque-dir, "... redirect=R", symlink,
  *   whiteout, chr-whiteout, fifo, sock, chr, blk), map PATH (data
@@ -2687,6 +2722,7 @@ static bool ops_met(const char *out, const char *want)
  *   mode, owner, size, blocks, mtime PATH, atime PATH (seconds),
  *   fdread N (pread at 0), spliceout PATH (read through a pipe),
  *   fiemap PATH (FS_IOC_FIEMAP after a sync: LOGICAL+LEN@PHYSICAL/FLAGS),
+ *   fdfiemap N (the same on the file in slot N),
  *   seekmap N (the data ranges SEEK_DATA and SEEK_HOLE find).
  */
 static int cmd_ops(int argc, char **argv)

@@ -11,8 +11,10 @@
 #
 # Hostile layers: a metacopy marker in a lower layer leads only to what
 # the lookup of the same path finds below it (never past a whiteout or an
-# opaque directory, never elsewhere); with metacopy=off, or userxattr, a
-# metacopy file is refused (EPERM) as overlay refuses it.
+# opaque directory, never elsewhere); with metacopy=off (the default,
+# with userxattr too) a metacopy file is refused (EPERM) as overlay
+# refuses it.  With userxattr and metacopy=on (which overlay refuses)
+# the data is read only when the mounter may: 88-userns.
 
 load lib
 load lib-write
@@ -373,20 +375,37 @@ read o/secret => EPERM
 EOF
 }
 
-@test "userxattr: metacopy is off, metacopy=on refused; a forged user.overlay.metacopy is refused (EPERM)" {
+@test "userxattr: metacopy is off unless given (a forged user.overlay.metacopy is refused, EPERM, as on overlay); metacopy=on, which overlay refuses there, copies metadata only with user.overlay.metacopy and follows a marker only to data the mounter may read" {
 	lfs_workdir ext4
 	mktree "$WORK" <<EOF
 f L0/f
 a L0/f user.overlay.metacopy 0x
 f L1/f secret
+F L1/big 1048576
 EOF
 	mkdir -p "$WORK/u" "$WORK/w" "$WORK/m"
-	run mount -t layerfs none "$WORK/m" -o "lowerdir=$WORK/L0:$WORK/L1,userxattr,metacopy=on"
-	[ "$status" != 0 ]
-	dmesg | grep -q "metacopy=on: conflicts with userxattr"
 	mount -t layerfs none "$WORK/m" -o "lowerdir=$WORK/L0:$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w,userxattr"
+	! grep -q " $WORK/m layerfs .*metacopy" /proc/mounts || false
 	run_ops "$WORK/m" <<<"read f => EPERM"
 	umount "$WORK/m"
 	mount -t overlay none "$WORK/m" -o "lowerdir=$WORK/L0:$WORK/L1,userxattr"
 	run_ops "$WORK/m" <<<"read f => EPERM"
+	umount "$WORK/m"
+	run mount -t overlay none "$WORK/m" -o "lowerdir=$WORK/L0:$WORK/L1,userxattr,metacopy=on"
+	[ "$status" != 0 ]
+	mount -t layerfs none "$WORK/m" -o "lowerdir=$WORK/L0:$WORK/L1,upperdir=$WORK/u,workdir=$WORK/w,userxattr,metacopy=on"
+	grep -q " $WORK/m layerfs .*,metacopy=on.*,userxattr" /proc/mounts
+	# root, the mounter, may read L1/f: the marker leads there (a
+	# mounter who may not: 88-userns)
+	run_ops "$WORK/m" <<EOF
+read f => secret
+hash big => @h
+chmod big 600
+hash big => @h
+EOF
+	run_ops "$WORK/u" <<EOF
+getxattr big user.overlay.metacopy => !ENODATA
+getxattr big $MCX => ENODATA
+blocks big => <=8
+EOF
 }

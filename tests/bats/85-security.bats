@@ -213,16 +213,21 @@ sec_drop_rows() {
 		"$BATS_FILE_TMPDIR/$2" - <<<"$1"
 }
 
-# sec_attack_table THEME STACK: run THEME's rows on the subject's stack
-# STACK and check them against the table alone, where overlay cannot be
-# mounted as the reference: each row's results must be the table's, the
-# mount unchanged, and the upper layer may hold the row's directory and
+# sec_attack_table THEME STACK [ROWS]: run THEME's rows on the subject's
+# stack STACK (or take ROWS, what lfs-attack run gave elsewhere) and
+# check them against the table alone, where overlay cannot be mounted as
+# the reference: each row's results must be the table's, the mount
+# unchanged, and the upper layer may hold the row's directory and
 # nothing else (a copy-up copies the parents first, then the refused
 # object fails)
 sec_attack_table() {
 	local t=$BATS_TEST_TMPDIR
 	"$ATTACK" expect "$1" >"$t/want"
-	"$ATTACK" run -u "$SEC/$2/u" "$SEC/$2/m" "$1" >"$t/subj"
+	if [ -n "${3-}" ]; then
+		cp "$3" "$t/subj"
+	else
+		"$ATTACK" run -u "$SEC/$2/u" "$SEC/$2/m" "$1" >"$t/subj"
+	fi
 	awk 'NR == FNR { k = $0; sub(/: .*/, "", k); want[k] = $0; rows++; next }
 		/^[^ ]/ {
 			n++
@@ -430,6 +435,34 @@ sec_userns_run() {
 	"$PROBE" meta "$u/l" >"$t/lower.after"
 	diff -u "$t/lower.meta" "$t/lower.after"
 	[ "$bad" = 0 ]
+}
+
+# Root of a user namespace mounts layerfs with userxattr,metacopy=on
+# (overlay refuses that pair: the table is the reference) over lower
+# layers 5 and 6 of the table, shifted as above: a forged
+# user.overlay.metacopy over data the mounter may not read
+@test "inside a user namespace with metacopy=on (overlay refuses it there): a forged user.overlay.metacopy over data its mounter may not read gives EACCES to every use of it and copies nothing, by the table" {
+	local u
+	if [ "$SUBJECT" != layerfs ]; then
+		skip "overlay refuses metacopy=on with userxattr"
+	fi
+	lfs_workdir ext4
+	u=$WORK/userns
+	mkdir -p "$u/l5" "$u/l6" "$u/out" "$u"/s/{m,u,w}
+	chmod 755 "$WORK"
+	chown -R 100000:100000 "$u"
+	"$ATTACK" setup -s 100000 -l 5 "$u/l5"
+	"$ATTACK" setup -s 100000 -l 6 "$u/l6"
+	"$PROBE" userns sh -c '
+		set -e
+		d=$1
+		mount -t layerfs none "$d/s/m" -o "lowerdir=$d/l5:$d/l6,upperdir=$d/s/u,workdir=$d/s/w,metacopy=on"
+		grep " $d/s/m " /proc/mounts
+		"$2" run -u "$d/s/u" "$d/s/m" mounter-userns-metacopy >"$d/out/mc.rows"' \
+		sh "$u" "$ATTACK"
+	cat "$u/out/mc.rows"
+	SEC=$u sec_attack_table mounter-userns-metacopy s "$u/out/mc.rows"
+	SEC=$u sec_work_empty s
 }
 
 @test "a user outside a user namespace of its own cannot configure a layerfs mount: fsopen gives EPERM before any layer is held (overlay refuses the mount too)" {

@@ -278,3 +278,163 @@ read b => b+new'
 		ref=$cap
 	done
 }
+
+# Metadata-only copy-up in a user namespace (metacopy=on, which overlay
+# refuses with userxattr): a metacopy file's data is used only when the
+# mounter may read it, asked at each use (docs/security.md, "userxattr").
+# Overlay, the reference, mounts without metacopy and refuses the forged
+# file whole (EPERM); layerfs shows the forged file's own metadata and
+# refuses its data (EACCES), as the mounter's own read of it is refused.
+
+# L1/f, root's alone, under a forged metacopy file L0/f (empty, 1000's,
+# mode 0644); forged metacopy files over a device and a directory
+FORGED_SPEC='f L0/f
+m L0/f 644
+a L0/f user.overlay.metacopy 0x
+f L1/f secret
+f L0/dev
+a L0/dev user.overlay.metacopy 0x
+c L1/dev 1 3
+f L0/dir
+a L0/dir user.overlay.metacopy 0x
+d L1/dir'
+
+forged_of_root() {
+	chown 0:0 "$W/L1/f" "$W/L1/dev"
+	chmod 0600 "$W/L1/f"
+}
+
+@test "metacopy=on in a user namespace: a forged user.overlay.metacopy over root's 0600 file gives EACCES to every use of the data (read, splice, FIEMAP, copy_file_range, write, truncate, chmod), copies nothing up and shows the forged file's own st_blocks; overlay refuses the file (EPERM)" {
+	userns_stack layerfs "$FORGED_SPEC"
+	forged_of_root
+	OPTS=,metacopy=on
+	userns_ops 'read '"$W"'/L1/f => EACCES
+owner f => 0:0
+mode f => 644
+size f => 0
+blocks f => 0
+read f => EACCES
+spliceout f => EACCES
+fiemap f => EACCES
+copyrange f c => EACCES
+kind c => absent
+pwrite f 0 X => EACCES
+append f X => EACCES
+write f X => EACCES
+truncate f 0 => EACCES
+truncate f 1 => EACCES
+chmod f 600 => EACCES
+chown f 0 0 => EACCES
+mode f => 644
+read dev => EIO
+read dir => EIO
+read a => a'
+	[[ $OUT == "mount: ok"* ]]
+	[[ $OUT != *FAIL* ]]
+	[[ $OUT != *secret* ]]
+	run_ops "$W/u" <<<'kind f => absent'
+	[ "$(find "$W/w/work" -mindepth 1 | wc -l)" = 0 ]
+	# the reference: overlay with userxattr has no metacopy=on
+	userns_stack overlay "$FORGED_SPEC"
+	forged_of_root
+	OPTS=,userxattr,metacopy=on
+	userns_ops 'read f'
+	[ "$OUT" = "mount: EINVAL" ]
+	OPTS=,userxattr
+	userns_ops 'read f => EPERM
+owner f => EPERM
+write f X => EPERM
+read a => a'
+	[[ $OUT == "mount: ok"* ]]
+	[[ $OUT != *FAIL* ]]
+	run_ops "$W/u" <<<'kind f => absent'
+}
+
+# a tree of 16 files, 3 MiB, for chmod -R and chown -R
+TREE_SPEC=$(for i in 1 2 3 4 5 6 7 8; do
+	echo "F L1/tree/a$i/f 262144"
+	echo "F L1/tree/a$i/b/g 131072"
+done)
+
+@test "metacopy=on in a user namespace over layers the mounter owns: chmod -R and chown -R copy no data (user.overlay.metacopy files), the data and its extents read back through the mount, a later write fills the file" {
+	local lo up
+	userns_stack layerfs "$TREE_SPEC"
+	OPTS=,metacopy=on
+	OUT=$(in_userns "$USERNS_MOUNT"' >/dev/null
+		chmod -R go-r "$W/mnt/tree" && chown -R 0:0 "$W/mnt/tree" &&
+		grep " $W/mnt " /proc/mounts' 2>&1)
+	echo "$OUT"
+	[[ $OUT == *,metacopy=on* ]]
+	[[ $OUT == *,userxattr* ]]
+	lo=$(du -sk "$W/L1/tree" | cut -f1)
+	up=$(du -sk "$W/u/tree" | cut -f1)
+	echo "lower $lo KiB, upper $up KiB"
+	[ "$lo" -ge 3072 ]
+	[ "$up" -le 200 ]
+	[ "$(find "$W/u/tree" -type f | wc -l)" = 16 ]
+	find "$W/u/tree" -type f -exec getfattr -n user.overlay.metacopy {} + >/dev/null
+	userns_ops 'hash '"$W"'/L1/tree/a1/f => @h
+hash '"$W"'/L1/tree/a8/b/g => @g
+hash tree/a1/f => @h
+hash tree/a8/b/g => @g
+mode tree/a1/f => 600
+blocks tree/a1/f => !0
+fiemap tree/a1/f => !EACCES
+append tree/a8/b/g +
+size tree/a8/b/g => 131073
+hash tree/a1/f => @h'
+	[[ $OUT == "mount: ok"* ]]
+	[[ $OUT != *FAIL* ]]
+	run_ops "$W/u/tree" <<'EOF'
+getxattr a8/b/g user.overlay.metacopy => ENODATA
+size a8/b/g => 131073
+blocks a8/b/g => !0
+getxattr a1/f user.overlay.metacopy => !ENODATA
+owner a8/b/g => 1000:1000
+mode a8/b/g => 600
+EOF
+	cmp -n 131072 "$W/L1/tree/a8/b/g" "$W/u/tree/a8/b/g"
+}
+
+# L1/f, 1000's, given to root with mode 0600 while the mount holds it
+data_to_root() {
+	chown 0:0 "$W/L1/f"
+	chmod 0600 "$W/L1/f"
+}
+
+@test "metacopy=on in a user namespace: the mounter's read access to a metacopy file's data is asked when the data is used, not at lookup: the data given to root under a live mount and an open file turns FIEMAP, st_blocks, new opens and the fill to EACCES" {
+	local rc=0
+	userns_stack layerfs 'f L1/f data
+d sig'
+	chown 1000:1000 "$W/sig"
+	OPTS=,metacopy=on
+	printf '%s\n' 'chmod f 600
+fdopen 1 f r
+fdread 1 => data
+fdfiemap 1 => !EACCES
+blocks f => !0
+create '"$W"'/sig/ready
+waitfor '"$W"'/sig/changed
+fdread 1 => data
+fdfiemap 1 => EACCES
+blocks f => 0
+read f => EACCES
+fiemap f => EACCES
+append f X => EACCES
+fdclose 1
+mode f => 600' >"$W/ops"
+	in_userns "$USERNS_MOUNT"' && "$PROBE" ops "$W/mnt" <"$W/ops"' >"$W/out" 2>&1 &
+	run_ops / <<<"waitfor $W/sig/ready"
+	data_to_root
+	touch "$W/sig/changed"
+	wait $! || rc=$?
+	cat "$W/out"
+	[ "$rc" = 0 ]
+	[[ $(cat "$W/out") == "mount: ok"* ]]
+	! grep -q FAIL "$W/out" || false
+	run_ops "$W/u" <<-'EOF'
+	getxattr f user.overlay.metacopy => !ENODATA
+	size f => 4
+	blocks f => 0
+	EOF
+}

@@ -741,6 +741,29 @@ static int lfs_lwalk_data(const struct lfs_sb *sbi, const struct lfs_real *at,
 }
 
 /*
+ * The data found for a metacopy file (the upper one, else the first part
+ * of @e): layerfs makes metacopy files only of the size of their data,
+ * and fills one before its size changes or it gains a name, so a size
+ * that differs is a stale marker (the layers below changed) or a forged
+ * one, and so, under userxattr (no index, no copy-up of a hard link as a
+ * metacopy file), is a metacopy file with several names, which would
+ * share one inode and so one data: neither is followed (EIO).
+ */
+static int lfs_check_metacopy_data(const struct lfs_sb *sbi,
+				   const struct lfs_entry *e, struct dentry *data)
+{
+	struct dentry *mc = e->upper ? e->upper : e->real[0].dentry;
+	struct inode *inode = d_inode(mc);
+	loff_t size = i_size_read(inode), dsize = i_size_read(d_inode(data));
+
+	if (size == dsize && (inode->i_nlink <= 1 || !sbi->userxattr))
+		return 0;
+	pr_warn_ratelimited("%pd2: metacopy file of %lld bytes and %u links over data of %lld bytes: not followed\n",
+			    mc, size, inode->i_nlink, dsize);
+	return -EIO;
+}
+
+/*
  * The walk through the lower layers (struct lfs_lwalk).  The first object
  * found decides (for LFS_LW_ANY): a whiteout ends the walk with nothing,
  * a non-directory is the answer on its own, a directory collects the same
@@ -790,7 +813,9 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 					break;
 				continue;
 			}
-			err = lfs_parts_add(p, real, at.layer, 0);
+			err = lfs_check_metacopy_data(sbi, p->e, real);
+			if (!err)
+				err = lfs_parts_add(p, real, at.layer, 0);
 			if (err)
 				dput(real);
 			data = false;

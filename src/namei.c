@@ -742,24 +742,21 @@ static int lfs_lwalk_data(const struct lfs_sb *sbi, const struct lfs_real *at,
 
 /*
  * The data found for a metacopy file (the upper one, else the first part
- * of @e): layerfs makes metacopy files only of the size of their data,
- * and fills one before its size changes or it gains a name, so a size
- * that differs is a stale marker (the layers below changed) or a forged
- * one, and so, under userxattr (no index, no copy-up of a hard link as a
- * metacopy file), is a metacopy file with several names, which would
- * share one inode and so one data: neither is followed (EIO).
+ * of @e): under userxattr there is no index and no copy-up of a hard
+ * link as a metacopy file, so a metacopy file with several names is
+ * forged; its names would share one inode and so the data found below
+ * whichever was looked up first, not each its own: not followed (EIO).
  */
 static int lfs_check_metacopy_data(const struct lfs_sb *sbi,
-				   const struct lfs_entry *e, struct dentry *data)
+				   const struct lfs_entry *e)
 {
 	struct dentry *mc = e->upper ? e->upper : e->real[0].dentry;
-	struct inode *inode = d_inode(mc);
-	loff_t size = i_size_read(inode), dsize = i_size_read(d_inode(data));
+	unsigned int nlink = d_inode(mc)->i_nlink;
 
-	if (size == dsize && (inode->i_nlink <= 1 || !sbi->userxattr))
+	if (nlink <= 1 || !sbi->userxattr)
 		return 0;
-	pr_warn_ratelimited("%pd2: metacopy file of %lld bytes and %u links over data of %lld bytes: not followed\n",
-			    mc, size, inode->i_nlink, dsize);
+	pr_warn_ratelimited("%pd2: metacopy file of %u links: not followed\n",
+			    mc, nlink);
 	return -EIO;
 }
 
@@ -813,7 +810,7 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 					break;
 				continue;
 			}
-			err = lfs_check_metacopy_data(sbi, p->e, real);
+			err = lfs_check_metacopy_data(sbi, p->e);
 			if (!err)
 				err = lfs_parts_add(p, real, at.layer, 0);
 			if (err)

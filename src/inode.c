@@ -688,8 +688,9 @@ static u64 lfs_stat_ino(struct inode *inode)
  * A metacopy file takes its metadata from the object that has them and
  * its block count from the data, as overlay shows it: what du(1) should
  * count is the data.  As the mounter, and only from data the mounter may
- * read (lfs_data_may_read()): else st_blocks stays the metacopy file's
- * own, and stat succeeds as on any file the caller cannot read.
+ * read (lfs_data_may_read()): else (or when that cannot be told)
+ * st_blocks stays the metacopy file's own, and stat succeeds as on any
+ * file the caller cannot read.
  */
 static int lfs_getattr_data(struct inode *inode, struct kstat *stat,
 			    u32 request_mask, unsigned int flags)
@@ -703,11 +704,12 @@ static int lfs_getattr_data(struct inode *inode, struct kstat *stat,
 		return 0;
 	old_cred = lfs_override_creds(inode->i_sb);
 	err = lfs_data_may_read(inode, &data);
-	if (!err)
-		err = vfs_getattr(&data, &dstat, STATX_BLOCKS, flags);
-	revert_creds(old_cred);
-	if (err == -EACCES)
+	if (err) {
+		revert_creds(old_cred);
 		return 0;
+	}
+	err = vfs_getattr(&data, &dstat, STATX_BLOCKS, flags);
+	revert_creds(old_cred);
 	if (err)
 		return err;
 	stat->blocks = dstat.blocks;

@@ -741,6 +741,26 @@ static int lfs_lwalk_data(const struct lfs_sb *sbi, const struct lfs_real *at,
 }
 
 /*
+ * The data found for a metacopy file (the upper one, else the first part
+ * of @e): under userxattr there is no index and no copy-up of a hard
+ * link as a metacopy file, so a metacopy file with several names is
+ * forged; its names would share one inode and so the data found below
+ * whichever was looked up first, not each its own: not followed (EIO).
+ */
+static int lfs_check_metacopy_data(const struct lfs_sb *sbi,
+				   const struct lfs_entry *e)
+{
+	struct dentry *mc = e->upper ? e->upper : e->real[0].dentry;
+	unsigned int nlink = d_inode(mc)->i_nlink;
+
+	if (nlink <= 1 || !sbi->userxattr)
+		return 0;
+	pr_warn_ratelimited("%pd2: metacopy file of %u links: not followed\n",
+			    mc, nlink);
+	return -EIO;
+}
+
+/*
  * The walk through the lower layers (struct lfs_lwalk).  The first object
  * found decides (for LFS_LW_ANY): a whiteout ends the walk with nothing,
  * a non-directory is the answer on its own, a directory collects the same
@@ -790,7 +810,9 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 					break;
 				continue;
 			}
-			err = lfs_parts_add(p, real, at.layer, 0);
+			err = lfs_check_metacopy_data(sbi, p->e);
+			if (!err)
+				err = lfs_parts_add(p, real, at.layer, 0);
 			if (err)
 				dput(real);
 			data = false;

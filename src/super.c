@@ -227,10 +227,12 @@ static int lfs_parse_overlay(struct fs_context *fc, int opt,
  * given that asks for any of these fails the mount.  metacopy stays off
  * unless given on, as everywhere: overlay refuses it with userxattr (a
  * forged metacopy file would show the data below it with the metadata
- * its owner chose), layerfs takes it, as it follows a metacopy file only
- * to the data the same path holds below, and only to data the mounter
- * may read, asked at each use (lfs_data_may_read(); docs/security.md,
- * "Metadata-only copy-up under userxattr").
+ * its owner chose), layerfs takes it in a user namespace, as it follows
+ * a metacopy file only to the data the same path holds below, and only
+ * to data the mounter may read, asked at each use (lfs_data_may_read();
+ * docs/security.md, "Metadata-only copy-up under userxattr").  Not in
+ * the initial namespace: there the mounter is root, who may read
+ * everything, and anyone who may write a file of a layer may mark it.
  */
 static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 {
@@ -240,6 +242,9 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 				 lfs_redirect_names[cfg->redirect]);
 	if ((cfg->given & BIT(LFS_OPT_INDEX)) && cfg->index)
 		return lfs_inval(fc, "index=on: conflicts with userxattr (which has no index)");
+	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy &&
+	    fc->user_ns == &init_user_ns)
+		return lfs_inval(fc, "metacopy=on: with userxattr only in a user namespace");
 	if (cfg->whiteout_given && cfg->whiteout == LFS_WH_NATIVE)
 		return lfs_inval(fc, "whiteout=%s: conflicts with userxattr (%s or %s only)",
 				 LFS_WHITEOUT_NATIVE_NAME,

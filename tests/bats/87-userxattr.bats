@@ -208,6 +208,7 @@ d w'
 		"$low$up,redirect_dir=follow,userxattr#redirect_dir=follow: conflicts with userxattr"
 		"$low$up,userxattr,index=on#index=on: conflicts with userxattr"
 		"$low$up,userxattr,whiteout=native#whiteout=native: conflicts with userxattr"
+		"$low$up,userxattr,metacopy=on#metacopy=on: with userxattr only in a user namespace"
 		"$low,upperdir=$tmp/u,workdir=$tmp/w,userxattr#does not keep user\.overlay\.\* xattrs"
 	)
 	dmesg -C

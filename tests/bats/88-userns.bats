@@ -350,6 +350,27 @@ read a => a'
 	run_ops "$W/u" <<<'kind f => absent'
 }
 
+# Under userxattr layerfs makes no metacopy file with several names (no
+# index; a hard link is copied up whole): two names of one forged file
+# would share one inode, and so the data found below whichever name was
+# looked up first
+@test "metacopy=on in a user namespace: a forged metacopy file with two names is not followed (EIO), as neither name's data is its own for sure" {
+	userns_stack layerfs 'f L0/h1
+a L0/h1 user.overlay.metacopy 0x
+f L1/h1 one
+f L1/h2 two'
+	ln "$W/L0/h1" "$W/L0/h2"
+	OPTS=,metacopy=on
+	log_mark "t$BATS_TEST_NUMBER"
+	userns_ops 'read h2 => EIO
+read h1 => EIO
+read a => a'
+	[[ $OUT == "mount: ok"* ]]
+	[[ $OUT != *FAIL* ]]
+	log_since "t$BATS_TEST_NUMBER" "$(dmesg)"
+	[[ $LOG_CASE == *"metacopy file of 2 links: not followed"* ]]
+}
+
 # a tree of 16 files, 3 MiB, for chmod -R and chown -R
 TREE_SPEC=$(for i in 1 2 3 4 5 6 7 8; do
 	echo "F L1/tree/a$i/f 262144"

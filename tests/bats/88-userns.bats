@@ -351,15 +351,15 @@ read a => a'
 }
 
 # Under userxattr layerfs makes no metacopy file with several names (no
-# index; a hard link is copied up whole): two names of one forged file
-# would share one inode, and so the data found below whichever name was
-# looked up first
+# index; a hard link is copied up whole): two names of one forged upper
+# file would share one inode (keyed by the upper one), and so the data
+# found below whichever name was looked up first
 @test "metacopy=on in a user namespace: a forged metacopy file with two names is not followed (EIO), as neither name's data is its own for sure" {
-	userns_stack layerfs 'f L0/h1
-a L0/h1 user.overlay.metacopy 0x
+	userns_stack layerfs 'f u/h1
+a u/h1 user.overlay.metacopy 0x
 f L1/h1 one
 f L1/h2 two'
-	ln "$W/L0/h1" "$W/L0/h2"
+	ln "$W/u/h1" "$W/u/h2"
 	OPTS=,metacopy=on
 	log_mark "t$BATS_TEST_NUMBER"
 	userns_ops 'read h2 => EIO

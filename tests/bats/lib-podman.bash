@@ -204,10 +204,9 @@ lfs_podman_pull() {
 }
 
 lfs_podman_time() {
-	local var=$1 t0=$EPOCHREALTIME us rc
+	local var=$1 t0=$EPOCHREALTIME us rc=0
 	shift
-	"$@"
-	rc=$?
+	"$@" || rc=$?
 	us=$((${EPOCHREALTIME/./} - ${t0/./}))
 	printf -v "$var" '%d.%03d' $((us / 1000000)) $((us % 1000000 / 1000))
 	return $rc

@@ -149,10 +149,10 @@ rl_why() {
 	fi
 }
 
-# rl_layers: the layer directories of the current storage
-rl_layers() {
-	find "$LFS_RL_GRAPHROOT/overlay" -mindepth 1 -maxdepth 1 -type d ! -name l \
-		-printf '%f\n' | LC_ALL=C sort
+# rl_entries STORE: how many entries the storage's overlay/ holds (its
+# layer directories, and l/)
+rl_entries() {
+	find "$LFS_RL_HOME/$1/overlay" -mindepth 1 -maxdepth 1 | wc -l
 }
 
 # What podman keeps of a storage that a keep-id run may change: the
@@ -182,8 +182,7 @@ rl_fresh() {
 	done
 	cp -a "$s/layers.json" "$g/overlay-layers/" &&
 		cp -a "$s/images.json" "$g/overlay-images/" &&
-		[ "$(find "$g/overlay" -mindepth 1 -maxdepth 1 | wc -l)" = \
-			"$(wc -l <"$s/overlay.list")" ]
+		[ "$(rl_entries "$1")" = "$(wc -l <"$s/overlay.list")" ]
 }
 
 # The walk, run by bash in the container: two walks, their times, the
@@ -219,7 +218,7 @@ rl_keepid() {
 		rl_fail rootless-keepid "$sys" keep-id first "$rep" "$(rl_why $st "$out")"
 		return 0
 	}
-	added=$(($(rl_layers | wc -l) - $(wc -l <"$root/snap-${store[$sys]}/overlay.list")))
+	added=$(($(rl_entries "${store[$sys]}") - $(wc -l <"$root/snap-${store[$sys]}/overlay.list")))
 	rl_row rootless-keepid "$sys" keep-id first "$rep" "$t" "$added" "" ok
 }
 
@@ -292,6 +291,30 @@ lfs_rl_setup "$image" || {
 	exit 1
 }
 
+# rl_pull SYS STORE: the image pulled into STORE (under four times the
+# limit) and tagged, a row and a note; the storage's snapshot for rl_fresh
+rl_pull() {
+	local sys=$1 s=$2 st pt why limit=$((limit * 4))
+	rl_podman "$root/pull" pull -q "oci:$LFS_RL_IMAGES/$image:latest"
+	st=$?
+	if [ $st = 0 ]; then
+		pt=$t
+		rl_podman "$root/tag" tag \
+			"$(grep -E '^[0-9a-f]{64}$' "$root/pull" | tail -n 1)" "$ref" &&
+			rl_snap "$s"
+		st=$?
+		[ $st = 0 ] || cp "$root/tag" "$root/pull"
+	fi
+	if [ $st != 0 ]; then
+		why="pull into storage $s: $(rl_why $st "$root/pull")"
+		rl_row rootless-pull "$sys" "$image" first 1 "" "" "" "FAIL: ${why//,/;}"
+		rl_note "$sys: $why"
+		return 1
+	fi
+	rl_row rootless-pull "$sys" "$image" first 1 "$pt" "$layers" "" ok
+	rl_note "$sys: pull of $image ($layers layers) into storage $s: $pt s"
+}
+
 # the pulls, one per storage, then one untimed run per setup
 ready=()
 declare -A pulled
@@ -300,22 +323,7 @@ for sys in $setups; do
 	rl_use "$sys" || { rl_all_fail "$sys" "no storage.conf"; continue; }
 	if [ -z "${pulled[$s]+set}" ]; then
 		pulled[$s]=fail
-		rl_podman "$root/pull" pull -q "oci:$LFS_RL_IMAGES/$image:latest"
-		st=$?
-		if [ $st = 0 ]; then
-			pt=$t
-			rl_podman "$root/tag" tag "$(tail -n 1 "$root/pull")" "$ref" && rl_snap "$s"
-			st=$?
-			[ $st = 0 ] || cp "$root/tag" "$root/pull"
-		fi
-		if [ $st = 0 ]; then
-			pulled[$s]=$sys
-			rl_row rootless-pull "$sys" "$image" first 1 "$pt" "$layers" "" ok
-			rl_note "$sys: pull of $image ($layers layers) into storage $s: $pt s"
-		else
-			why="pull into storage $s: $(rl_why $st "$root/pull")"
-			rl_row rootless-pull "$sys" "$image" first 1 "" "" "" "FAIL: ${why//,/;}"
-		fi
+		! rl_pull "$sys" "$s" || pulled[$s]=$sys
 	elif [ "${pulled[$s]}" != fail ]; then
 		rl_note "$sys: shares storage $s with ${pulled[$s]} (no pull of its own)"
 	fi

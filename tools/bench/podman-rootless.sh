@@ -405,7 +405,8 @@ lfs_rl_teardown || rl_note "teardown failed"
 			for (i = 1; i <= ns; i++) {
 				a = m["rootless-keepid keep-id first", s[i]]
 				b = m["rootless-run plain warm", s[i]]
-				printf " %14s", a != "" && b > 0 ? sprintf("%.2f", a / b) : "-"
+				# (in parentheses: a bare > among the arguments of printf redirects)
+				printf " %14s", (a != "" && b > 0 ? sprintf("%.2f", a / b) : "-")
 			}
 			print ""
 		}' sys="$setups" "$csv"

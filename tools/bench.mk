@@ -12,7 +12,9 @@
 # (build/bench), BENCH_VM (the guest's results directory, emptied by each
 # run; default $(BENCH_OUT)/vm), BENCH_MEM (4G), BENCH_CPUS (1),
 # BENCH_DISK (16G, the ext4 scratch disk the layers live on),
-# BENCH_PODMAN (the images whose podman start is timed; empty: none).
+# BENCH_PODMAN (the images whose podman start is timed; empty: none),
+# BENCH_ROOTLESS (debian: the image of the rootless podman guest; empty:
+# no such guest).
 
 # (erofs-utils: mkfs.erofs makes erofs-overlay's image, in the guest)
 DEPS += gnuplot-nox tar erofs-utils
@@ -43,11 +45,17 @@ BENCH_TAR_DIRS := fs
 # a second guest): 60 layers, and 128, the most that containers-storage takes
 BENCH_PODMAN ?= deep-60 deep-128
 
+# rootless podman, --userns=keep-id's first run against a plain run, under
+# the three setups (tools/bench/podman-rootless.sh, a third guest); its
+# storages need no fixtures: an empty scratch disk
+BENCH_ROOTLESS ?= debian
+BENCH_ROOTLESS_LIMIT ?= 900
+
 # the environment of vm/run.sh for a bench guest: perf kernel, perf module
 BENCH_ENV = FLAVOUR=perf LFS_KO=$(BENCH_MOD)/src/layerfs.ko VM_MEM=$(BENCH_MEM) \
 	VM_CPUS=$(BENCH_CPUS) VM_TIMEOUT=$(BENCH_TIMEOUT)
 
-.PHONY: bench bench-kernel bench-module bench-report bench-podman
+.PHONY: bench bench-kernel bench-module bench-report bench-podman bench-rootless
 
 bench-kernel: deps
 	@vm/build-kernel.sh perf
@@ -67,7 +75,8 @@ $(BENCH_TAR): | bench-kernel
 	tar -C $(KSRC)/ --sort=name --owner=0 --group=0 --mtime=@0 \
 		-cf $@.tmp $(BENCH_TAR_DIRS) && mv $@.tmp $@
 
-bench: deps bench-module tools image-debian $(BENCH_TAR) $(BENCH_PODMAN:%=image-%)
+bench: deps bench-module tools image-debian $(BENCH_TAR) $(BENCH_PODMAN:%=image-%) \
+		$(BENCH_ROOTLESS:%=image-%)
 	@mkdir -p $(BENCH_OUT)
 	@rm -f $(BENCH_OUT)/bench.csv $(BENCH_OUT)/bench-*.txt
 	@start=$$(date +%s); \
@@ -81,6 +90,7 @@ bench: deps bench-module tools image-debian $(BENCH_TAR) $(BENCH_PODMAN:%=image-
 	cp $(BENCH_VM)/bench.csv $(BENCH_VM)/bench-*.txt $(BENCH_OUT)/ 2>/dev/null; \
 	[ $$rc = 0 ] || { tail -n 30 $(BENCH_OUT)/guest.log; echo "bench: the guest run failed" >&2; }; \
 	[ -z "$(BENCH_PODMAN)" ] || $(MAKE) -s --no-print-directory bench-podman || rc=1; \
+	[ -z "$(BENCH_ROOTLESS)" ] || $(MAKE) -s --no-print-directory bench-rootless || rc=1; \
 	[ -s $(BENCH_OUT)/bench.csv ] && tools/bench/report.sh $(BENCH_OUT); \
 	exit $$rc
 
@@ -104,6 +114,30 @@ bench-podman:
 			if ($$2 == "overlay-driver") $$2 = "overlay"; print }' \
 			$(BENCH_VM)-podman/podman-start.csv >>$(BENCH_OUT)/bench.csv; \
 	[ $$rc = 0 ] || { tail -n 30 $(BENCH_OUT)/podman.log; echo "bench: the podman guest run failed" >&2; }; \
+	exit $$rc
+
+# podman-rootless's rows join bench.csv as workloads rootless-* (replacing
+# those of an earlier run), its notes bench-notes.txt; alone, after
+# 'make bench-module tools image-debian': make bench-rootless bench-report
+bench-rootless:
+	@mkdir -p $(BENCH_OUT)
+	@start=$$(date +%s); \
+	$(BENCH_ENV) LFS_RESULTS=$(abspath $(BENCH_VM))-rootless LFS_SCRATCH_BLANK=1 \
+		VM_DISK=$(BENCH_DISK) vm/run.sh script tools/bench/podman-rootless.sh \
+		--reps $(BENCH_REPS) --limit $(BENCH_ROOTLESS_LIMIT) \
+		--image $(firstword $(BENCH_ROOTLESS)) >$(BENCH_OUT)/rootless.log 2>&1; \
+	rc=$$?; \
+	echo "bench: rootless podman guest ran $$(($$(date +%s) - start)) s (log: $(BENCH_OUT)/rootless.log)"; \
+	cp $(BENCH_VM)-rootless/rootless*.txt $(BENCH_OUT)/ 2>/dev/null; \
+	[ -s $(BENCH_OUT)/bench.csv ] || \
+		echo "workload,system,param,mode,rep,seconds,ops,checksum,status" >$(BENCH_OUT)/bench.csv; \
+	for f in bench.csv bench-notes.txt; do \
+		[ ! -f $(BENCH_OUT)/$$f ] || sed -i '/^rootless/d' $(BENCH_OUT)/$$f; \
+	done; \
+	cat $(BENCH_VM)-rootless/rootless-notes.txt >>$(BENCH_OUT)/bench-notes.txt 2>/dev/null; \
+	[ ! -s $(BENCH_VM)-rootless/rootless.csv ] || \
+		sed 1d $(BENCH_VM)-rootless/rootless.csv >>$(BENCH_OUT)/bench.csv; \
+	[ $$rc = 0 ] || { tail -n 30 $(BENCH_OUT)/rootless.log; echo "bench: the rootless podman guest run failed" >&2; }; \
 	exit $$rc
 
 bench-report:

@@ -35,6 +35,10 @@
 #       localhost/NAME.  Tests name images fully (localhost/NAME): a short
 #       name would make podman resolve it and write its alias cache under
 #       /var/cache/containers, which is on the read-only root.
+#   lfs_podman_time VAR CMD...
+#       runs CMD in this shell and puts its wall time, in seconds with
+#       three decimals, into VAR; returns CMD's status (the benchmarks,
+#       tools/bench/podman-*.sh).
 #
 # What is mounted (each only if it is not a mount point already):
 #   cgroup2 on /sys/fs/cgroup   podman stops with a bare "no such file or
@@ -199,6 +203,15 @@ lfs_podman_pull() {
 	podman tag "$id" "localhost/$2"
 }
 
+lfs_podman_time() {
+	local var=$1 t0=$EPOCHREALTIME us rc=0
+	shift
+	"$@" || rc=$?
+	us=$((${EPOCHREALTIME/./} - ${t0/./}))
+	printf -v "$var" '%d.%03d' $((us / 1000000)) $((us % 1000000 / 1000))
+	return $rc
+}
+
 lfs_podman_store() {
 	[ -f "$1/overlay-images/images.json" ] || {
 		echo "no containers-storage at $1: vm/run.sh copies the images" \
@@ -213,13 +226,16 @@ lfs_podman_store() {
 # 1000, with subordinate ids 100000-165535, runs podman in its own user
 # namespace as a user of a normal host would.
 #
-#   lfs_rl_setup
+#   lfs_rl_setup [IMAGE...]
 #       gives the guest an /etc of its own (a copy on tmpfs, bind-mounted
 #       over the host's read-only one) with that user in passwd, group,
 #       subuid and subgid; makes the user's home on the ext4 scratch disk
 #       (the overlay driver needs user.* xattrs, which 6.1's tmpfs lacks)
-#       and its runtime directory on tmpfs; copies the busybox and deep-60
-#       layouts where the user can read them.
+#       and its runtime directory on tmpfs; copies the layouts
+#       build/images/IMAGE (default busybox and deep-60) where the user
+#       can read them, as $LFS_RL_IMAGES/IMAGE (build/images/IMAGE is a
+#       symlink into the host's cache, under /root: the layout itself is
+#       copied).
 #   lfs_rl_storage NAME [MOUNT_PROGRAM]
 #       the storage.conf of one storage (graph root $LFS_RL_HOME/NAME)
 #       with that mount_program, or the kernel's overlay without one;
@@ -248,7 +264,8 @@ LFS_RL_IMAGES=/tmp/rl-images
 LFS_RL_STORAGES=()
 
 lfs_rl_setup() {
-	local etc=/tmp/rl-etc
+	local etc=/tmp/rl-etc img
+	[ $# -gt 0 ] || set -- busybox deep-60
 	lfs_podman_mount /sys/fs/cgroup -t cgroup2 cgroup2 || return 1
 	lfs_podman_mount /var/tmp -t tmpfs -o mode=1777 vartmp || return 1
 	rm -rf "$etc" && mkdir -p "$etc" && cp -a /etc/. "$etc/" || return 1
@@ -275,10 +292,10 @@ lfs_rl_setup() {
 	EOF
 	# copies of the layouts (what an OCI layout holds), not build/images'
 	# links: those point into root's ~/.cache, which the user cannot search
-	for n in busybox deep-60; do
-		mkdir "$LFS_RL_IMAGES/$n" &&
-			cp -R "$LFS_REPO/build/images/$n/"{oci-layout,index.json,blobs} \
-				"$LFS_RL_IMAGES/$n/" || return 1
+	for img in "$@"; do
+		mkdir "$LFS_RL_IMAGES/$img" &&
+			cp -R "$LFS_REPO/build/images/$img/"{oci-layout,index.json,blobs} \
+				"$LFS_RL_IMAGES/$img/" || return 1
 	done
 	chown -R "$LFS_RL_UID:$LFS_RL_UID" "$LFS_RL_HOME" "$LFS_RL_RUN" \
 		"$LFS_RL_IMAGES" && chmod 700 "$LFS_RL_RUN" || return 1

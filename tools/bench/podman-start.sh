@@ -84,17 +84,6 @@ if [[ " $setups " == *" layerfs "* ]] &&
 fi
 rm -rf "$root/ps-probe"
 
-# ps_time VAR CMD...: run CMD, its wall time in seconds into VAR
-ps_time() {
-	local var=$1 t0=$EPOCHREALTIME us rc
-	shift
-	"$@"
-	rc=$?
-	us=$((${EPOCHREALTIME/./} - ${t0/./}))
-	printf -v "$var" '%d.%03d' $((us / 1000000)) $((us % 1000000 / 1000))
-	return $rc
-}
-
 ps_row() { # system layers mode rep seconds status
 	echo "podman-start,$1,$2,$3,$4,$5,1,,$6" >>"$csv"
 }
@@ -110,7 +99,7 @@ ps_bench() {
 		name=ps-$(basename "$l")
 		n=${layers[$l]}
 		if ! podman image exists "localhost/$name"; then
-			if ! ps_time t lfs_podman_pull "$l" "$name" >/dev/null; then
+			if ! lfs_podman_time t lfs_podman_pull "$l" "$name" >/dev/null; then
 				ps_note "$sys: pulling $l failed"
 				ps_row "$sys" "$n" pull 1 "$t" fail
 				continue
@@ -119,8 +108,8 @@ ps_bench() {
 		fi
 		times=()
 		for ((i = 0; i <= reps; i++)); do
-			# not in $(...): ps_time sets t in this shell
-			ps_time t podman run --rm --network none "localhost/$name" \
+			# not in $(...): lfs_podman_time sets t in this shell
+			lfs_podman_time t podman run --rm --network none "localhost/$name" \
 				>"$root/run.out" 2>&1
 			status=$?
 			out=$(<"$root/run.out")

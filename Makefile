@@ -87,7 +87,7 @@ check: kernel check-bats
 	@$(KSRC)/scripts/checkpatch.pl --no-tree --strict --terse --show-types \
 		-f $(filter-out %.mod.c,$(wildcard src/*.[ch] vm/selftest/*.c)) uapi/*.h
 	@echo "check: sparse (C=2)"
-	@vm/build-module.sh C=2 >/dev/null 2>build/sparse.log || { cat build/sparse.log; exit 1; }
+	@mkdir -p build && vm/build-module.sh C=2 >/dev/null 2>build/sparse.log || { cat build/sparse.log; exit 1; }
 	@echo "check: clean"
 
 # every check in the bats suites able to fail (tools/bats-lint)

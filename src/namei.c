@@ -741,14 +741,14 @@ static int lfs_lwalk_data(const struct lfs_sb *sbi, const struct lfs_real *at,
 }
 
 /*
- * The data found for a metacopy file (the upper one, else the first part
+ * A metacopy file whose data was found (the upper one, else the first part
  * of @e): under userxattr there is no index and no copy-up of a hard
  * link as a metacopy file, so a metacopy file with several names is
  * forged; its names would share one inode and so the data found below
  * whichever was looked up first, not each its own: not followed (EIO).
  */
-static int lfs_check_metacopy_data(const struct lfs_sb *sbi,
-				   const struct lfs_entry *e)
+static int lfs_check_metacopy_links(const struct lfs_sb *sbi,
+				    const struct lfs_entry *e)
 {
 	struct dentry *mc = e->upper ? e->upper : e->real[0].dentry;
 	unsigned int nlink = d_inode(mc)->i_nlink;
@@ -810,7 +810,7 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 					break;
 				continue;
 			}
-			err = lfs_check_metacopy_data(sbi, p->e);
+			err = lfs_check_metacopy_links(sbi, p->e);
 			if (!err)
 				err = lfs_parts_add(p, real, at.layer, 0);
 			if (err)

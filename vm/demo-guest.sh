@@ -96,10 +96,20 @@ demo_cleanup() {
 trap demo_cleanup EXIT
 
 # demo_dump: every entry of every layer directory with its type, mode,
-# owner, size, mtime, link target and xattrs, and every file's sha256
+# owner, size, mtime, inode, link count and link target, every file's
+# sha256 and the xattrs.  A file's content is hashed once, under its
+# first name: busybox's 128 names of one 1.9 MiB binary were 250 MB to
+# hash per dump under TCG, name by name (the inode numbers in the
+# first list still tie each name to its content)
 demo_dump() {
-	find "${layers[@]}" -printf '%y %m %U:%G %s %T@ %p -> %l\n' | sort
-	find "${layers[@]}" -type f -print0 | sort -z | xargs -0r sha256sum
+	local line key last=''
+	find "${layers[@]}" -printf '%y %m %U:%G %s %T@ %i %n %p -> %l\n' | sort -k8
+	find "${layers[@]}" -type f -printf '%D:%i %p\0' | sort -z |
+		while IFS= read -r -d '' line; do
+			key=${line%% *}
+			[ "$key" = "$last" ] || printf '%s\0' "${line#* }"
+			last=$key
+		done | xargs -0r sha256sum
 	getfattr -R -P -d -m - -e hex --absolute-names "${layers[@]}" 2>/dev/null
 }
 
@@ -136,7 +146,7 @@ printf '  %s\n' "${layers[0]}"
 [ ${#layers[@]} -le 2 ] || echo "  ..."
 [ ${#layers[@]} -le 1 ] || printf '  %s\n' "${layers[-1]}"
 demo_dump >"$dir/layers.before"
-echo "checksummed $(grep -c '^[0-9a-f]\{64\}  ' "$dir/layers.before") files of the layers"
+echo "checksummed $(grep -c '^[0-9a-f]\{64\}  ' "$dir/layers.before") files of the layers, once each"
 
 demo_step "mount it with $fstype, writable upper on the scratch disk"
 mkdir -p "$mnt"

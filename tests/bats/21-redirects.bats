@@ -547,15 +547,18 @@ b: 0" ]
 }
 
 # origin_hex FLAGS NLINK GENERATION INO REAL_INO: a struct lfs_origin
-# (uapi/layerfs.h, little-endian) as setfattr's 0x... value
+# (uapi/layerfs.h, little-endian) as setfattr's 0x... value (printf -v:
+# a $(printf) a byte was 23 processes)
 origin_hex() {
-	local out=0x01 v n i
-	out+=$(printf %02x "$1")
+	local out=0x01 v n i b
+	printf -v b %02x "$1"
+	out+=$b
 	for v in "$2:2" "$3:4" "$4:8" "$5:8"; do
 		n=${v##*:}
 		v=${v%:*}
 		for ((i = 0; i < n; i++)); do
-			out+=$(printf %02x $(((v >> (8 * i)) & 255)))
+			printf -v b %02x $(((v >> (8 * i)) & 255))
+			out+=$b
 		done
 	done
 	echo "$out"

@@ -99,7 +99,10 @@ expect_tree() {
 # bats's failure report reads (bats_error_trap, bats_print_stack_trace):
 # the line arrays, and the innermost frame of the test's code as its
 # trace, at a third of the cost.  Tracing (bats -x) keeps bats's own.
-lfs_debug_trap() {
+# The body is text that eval gives to both names: bats's trap took a
+# copy of lfs_debug_trap through $(declare -f | tail), a fork and an exec
+# at every load of this file, that is at every test.
+LFS_DEBUG_TRAP_BODY='{
 	[[ ${BATS_INTERRUPTED-NOTSET} == NOTSET &&
 		${BATS_TIMED_OUT-NOTSET} == NOTSET ]] || return 0
 	case ${1%/*} in
@@ -109,7 +112,8 @@ lfs_debug_trap() {
 	BATS_DEBUG_LAST_LINENO=("${BASH_LINENO[@]}")
 	BATS_DEBUG_LAST_SOURCE=("${BASH_SOURCE[@]}")
 	BATS_DEBUG_LAST_STACK_TRACE=("${BASH_LINENO[0]} ${FUNCNAME[1]} ${BASH_SOURCE[1]:-$BATS_TEST_SOURCE}")
-}
+}'
+eval "lfs_debug_trap() $LFS_DEBUG_TRAP_BODY"
 
 # lfs_untraced CMD [ARG...]: CMD in a subshell without bats's DEBUG trap,
 # for bash loops that write a spec or a script for one tool: 40 times
@@ -132,5 +136,5 @@ if declare -F get_mills_since_epoch >/dev/null; then
 fi
 
 if [ "${BATS_TRACE_LEVEL:-0}" = 0 ] && declare -F bats_debug_trap >/dev/null; then
-	eval "bats_debug_trap() $(declare -f lfs_debug_trap | tail -n +2)"
+	eval "bats_debug_trap() $LFS_DEBUG_TRAP_BODY"
 fi

@@ -180,6 +180,27 @@ lfs_make_fixtures() {
 	echo "$fx_key" >"$fixtures/.key"
 }
 
+# lfs_rooted CMD...: CMD where / is a mount point.  containers-storage
+# extracts layers in a private remount of /, which fails (EINVAL) in a
+# chroot whose root is a plain directory (a fresh machine replayed in a
+# chroot, ../shared/tools/fresh-debian): there CMD runs in a mount
+# namespace of its own, chrooted into a recursive bind of /, whose root
+# is a mount.  (Not --propagation private: that remounts / too.  The
+# bind is unmounted before the namespace ends, so a peer that received
+# it loses it again.)
+lfs_rooted() {
+	if awk '$5 == "/" { f = 1 } END { exit !f }' /proc/self/mountinfo; then
+		"$@"
+		return
+	fi
+	unshare --mount --propagation unchanged sh -c '
+		r=$(mktemp -d) && mount --rbind / "$r" || exit 1
+		chroot "$r" "$@"
+		rc=$?
+		umount -R "$r" && rmdir "$r"
+		exit $rc' sh "$@"
+}
+
 # lfs_import_images: what the image suites find on the scratch disk, made
 # on the host (in the guest under TCG it costs tens of minutes):
 #   images-55/  55-images' oci2ovl store of the debian and deep images
@@ -203,15 +224,14 @@ lfs_import_images() {
 	cs+=":overlay.mount_program=$repo/build/bin/layerfs-mount]"
 	rc=0
 	for img in busybox:bb deep-60:deep60; do
-		skopeo copy -q "oci:$images/${img%%:*}:latest" \
+		lfs_rooted skopeo copy -q "oci:$images/${img%%:*}:latest" \
 			"${cs}localhost/${img#*:}:latest" || { rc=1; break; }
 	done
 	# the overlay driver leaves its home bind-mounted on itself
 	! mountpoint -q "$p/storage/overlay" || umount "$p/storage/overlay" || return 1
 	rm -rf "$p/run"
-	# containers-storage extracts layers in a private remount of / that
-	# a chroot without / as a mount point refuses: then 80-podman pulls
-	# in the guest, minutes slower
+	# (should skopeo fail all the same, 80-podman pulls in the guest,
+	# minutes slower, and 81-podman-rootless fails: it needs the store)
 	if [ $rc != 0 ]; then
 		echo "run: no podman store on the scratch disk (skopeo failed above): 80-podman pulls its images in the guest" >&2
 		rm -rf "$p"

@@ -42,6 +42,8 @@
 #include <linux/refcount.h>
 #include <linux/shrinker.h>
 #include <linux/list_lru.h>
+#include <linux/log2.h>
+#include <linux/math64.h>
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
@@ -97,6 +99,12 @@ static struct kmem_cache *lfs_listing_cachep;
 /* pages the kept listings hold, and listings built (debugfs) */
 static atomic_long_t lfs_rd_pages = ATOMIC_LONG_INIT(0);
 static atomic_long_t lfs_rd_builds = ATOMIC_LONG_INIT(0);
+
+/* a listing's name table: its smallest size, and the largest to start at */
+#define LFS_RD_MIN_BITS		6
+#define LFS_RD_MAX_START_BITS	12
+/* directory bytes taken to hold one name, for the table's start */
+#define LFS_RD_BYTES_PER_NAME	64
 
 /* per open directory */
 struct lfs_dir_file {
@@ -393,6 +401,43 @@ static bool lfs_listing_stale(const struct lfs_listing *l,
 	       !timespec64_equal(&mtime, &l->upper_mtime);
 }
 
+/*
+ * The size to start a listing's name table at, from the size of the
+ * directory's largest instance: a directory's i_size grows with its
+ * entries (ext4: blocks of entries of 12 bytes or more, tmpfs: 20 a
+ * name), so a large one starts near the buckets it will need instead of
+ * doubling up to them from the smallest table, rehashing every name each
+ * time (2% of a cold readdir of the debian tree).  The listing holds at
+ * least the names of its largest instance, and the estimate takes a name
+ * to fill 64 bytes, more than most take, so that a directory of one
+ * block (most of them, with a few names) keeps the smallest table, and a
+ * directory in many layers starts no larger than one of them needs: a
+ * kept listing must not hold memory its names do not use.  A size that
+ * says more (a directory whose entries were removed keeps its size, a
+ * FUSE server says what it likes) is capped: above the cap the table
+ * doubles as before.
+ */
+static unsigned int lfs_listing_hash_bits(const struct lfs_sb *sbi,
+					  const struct lfs_entry *e,
+					  struct dentry *upper)
+{
+	unsigned int i, n = lfs_nr_instances(e, upper);
+	u64 size, names = 1;
+	struct lfs_real r;
+
+	for (i = 0; i < n; i++) {
+		lfs_instance(sbi, e, upper, i, &r);
+		/* (a negative size from a FUSE server: the cap) */
+		size = i_size_read(d_inode(r.dentry));
+		/* at most two names a bucket before the table doubles */
+		names = max(names, div_u64(size, 2 * LFS_RD_BYTES_PER_NAME));
+	}
+	if (names >> LFS_RD_MAX_START_BITS)
+		return LFS_RD_MAX_START_BITS;
+	return clamp_t(unsigned int, order_base_2(names), LFS_RD_MIN_BITS,
+		       LFS_RD_MAX_START_BITS);
+}
+
 static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 {
 	const struct lfs_entry *e = LFS_E(dentry);
@@ -414,7 +459,8 @@ static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 		return ERR_PTR(-ENOMEM);
 	refcount_set(&l->ref, 1);
 	INIT_LIST_HEAD(&l->lru);
-	err = lfs_nametab_init(&l->names, 6);
+	err = lfs_nametab_init(&l->names,
+			       lfs_listing_hash_bits(rd.sbi, e, upper));
 	if (err)
 		goto out_free;
 	rd.listing = l;

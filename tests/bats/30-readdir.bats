@@ -131,6 +131,34 @@ listings_stat() {
 	[ "$(listings_stat built)" = $((b + 5)) ]
 }
 
+@test "a kept listing of a small directory in 64 layers holds what the same names in one layer hold; a large directory lists each name once" {
+	local l layers='' p k one
+	lfs_workdir ext4
+	# ext4: every instance is a block of 4096 bytes; one layer holds the
+	# same names in one block
+	mkdir -p "$WORK/one/d" "$WORK/L0/big" "$WORK/L1/big"
+	for l in $(seq 0 63); do
+		mkdir -p "$WORK/L$l/d"
+		touch "$WORK/L$l/d/x$l" "$WORK/L$l/d/y" "$WORK/one/d/x$l"
+		layers=$layers${layers:+:}$WORK/L$l
+	done
+	touch "$WORK/one/d/y" "$WORK/L0/big/"f{1..2000} "$WORK/L1/big/"f{1501..3000}
+	mkdir "$WORK/mnt1"
+	mount -t layerfs none "$WORK/mnt1" -o "lowerdir=$WORK/one:$WORK/L63"
+	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$layers"
+	p=$(listings_stat pages)
+	k=$(listings_stat kept)
+	[ "$(ls "$WORK/mnt1/d" | wc -l)" = 65 ]
+	one=$(($(listings_stat pages) - p))
+	[ "$(ls "$WORK/mnt/d" | wc -l)" = 65 ]
+	[ "$(listings_stat kept)" = $((k + 2)) ]
+	# the name table starts as one instance needs, not as all 64 do
+	echo "pages: one layer $one, 64 layers $(($(listings_stat pages) - p - one))"
+	[ "$(listings_stat pages)" = $((p + 2 * one)) ]
+	[ "$(ls "$WORK/mnt/big" | sort -u | wc -l)" = 3000 ]
+	[ "$(ls "$WORK/mnt/big" | wc -l)" = 3000 ]
+}
+
 @test "a kept listing is not served once the upper directory changed outside the mount, and rmdir does not remove what it holds" {
 	local m b out
 	lfs_workdir tmpfs

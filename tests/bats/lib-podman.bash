@@ -257,14 +257,13 @@ lfs_podman_store() {
 #       mounts in a mount namespace of its own: read through 'podman
 #       unshare').
 #   lfs_rl_teardown
-#       removes every container and image of every storage, stops the
-#       user's processes (podman's pause process holds its namespaces),
-#       and unmounts what lfs_rl_setup mounted.
+#       stops the user's processes (podman's pause process holds its
+#       namespaces, and with them the containers' mounts), removes the
+#       user's storages and unmounts what lfs_rl_setup mounted.
 LFS_RL_UID=1000
 LFS_RL_HOME=$LFS_EXT4/rl-home
 LFS_RL_RUN=/tmp/rl-run
 LFS_RL_IMAGES=/tmp/rl-images
-LFS_RL_STORAGES=()
 
 lfs_rl_setup() {
 	local etc=/tmp/rl-etc img
@@ -320,7 +319,6 @@ lfs_rl_storage() {
 	} >"$conf" && chown "$LFS_RL_UID:$LFS_RL_UID" "$conf" || return 1
 	LFS_RL_CONF=$conf
 	LFS_RL_GRAPHROOT=$LFS_RL_HOME/$1
-	[[ " ${LFS_RL_STORAGES[*]} " == *" $conf "* ]] || LFS_RL_STORAGES+=("$conf")
 }
 
 lfs_rl_store() {
@@ -359,11 +357,10 @@ lfs_rl_mounts() {
 }
 
 lfs_rl_teardown() {
-	local conf i
-	for conf in "${LFS_RL_STORAGES[@]}"; do
-		LFS_RL_CONF=$conf lfs_rl podman rm -af -t 0 >/dev/null 2>&1
-		LFS_RL_CONF=$conf lfs_rl podman rmi -af >/dev/null 2>&1
-	done
+	local i
+	# every container's mount is in the mount namespace of the user's
+	# podman (its pause process): killing the user's processes ends it
+	# and them, whatever a failed test left; then the storages go
 	pkill -KILL -U "$LFS_RL_UID"
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		pgrep -U "$LFS_RL_UID" >/dev/null || break
@@ -376,5 +373,4 @@ lfs_rl_teardown() {
 	# (the copy of /etc only once it is no longer /etc)
 	rm -rf /tmp/rl-etc
 	LFS_PODMAN_MOUNTED=()
-	LFS_RL_STORAGES=()
 }

@@ -567,6 +567,12 @@ static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 		first = st.st_nlink > 1 ? json_object_get(w->inodes, key) :
 					  NULL;
 		if (first) {
+			struct lfs_objref ref;
+			const char *why;
+
+			/* its markers were checked at its first name */
+			pointer = lfs_object_pointer_at(dirfd, name, &ref,
+							&why) == 1;
 			err = lfs_str_add(&w->line, " link=", 6);
 			if (!err)
 				err = lfs_str_add(&w->line,

@@ -9,6 +9,8 @@
     derived  base's 2 layers and a third: a new file, a file of the
              second layer's content, a file of the first layer replaced,
              a whiteout
+    forged   1 layer: files carrying overlay markers of their own (a
+             redirect out of the objects, a metacopy value), one empty
     sparse   1 layer: a 1 GiB file of holes and two short runs of data
              (GNU tar's sparse format), hard-linked, beside a small file
   DIR/distinct-base, DIR/distinct-all: "SHA256 SIZE" of each distinct
@@ -110,15 +112,26 @@ def main(out):
     T.write_index(d, "base", descs)
     derived = [T.image(d, [l1, l2, l3])]
     sp = [T.image(d, [sparse_layer(out)])]
+    forged = [T.image(d, [T.tar([
+        reg("forged", b"forged\n", pax_headers={
+            "SCHILY.xattr.trusted.overlay.redirect": "/../../etc/passwd",
+            "SCHILY.xattr.trusted.overlay.metacopy": "x"}),
+        reg("forged-empty", b"", pax_headers={
+            "SCHILY.xattr.trusted.overlay.redirect": "/00/" + "0" * 62}),
+    ])])]
     T.write_index(d, "derived", derived)
     for x in descs:
         x["annotations"]["org.opencontainers.image.ref.name"] = "base"
     for x in sp:
         x.setdefault("annotations", {})[
             "org.opencontainers.image.ref.name"] = "sparse"
+    for x in forged:
+        x.setdefault("annotations", {})[
+            "org.opencontainers.image.ref.name"] = "forged"
     with open(os.path.join(d, "index.json"), "w") as f:
         __import__("json").dump({"schemaVersion": 2,
-                                 "manifests": descs + derived + sp}, f)
+                                 "manifests": descs + derived + sp + forged},
+                                f)
     with open(os.path.join(out, "distinct-base"), "w") as f:
         f.write(distinct([l1, l2]))
     with open(os.path.join(out, "distinct-all"), "w") as f:

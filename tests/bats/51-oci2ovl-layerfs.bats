@@ -30,6 +30,7 @@ setup() {
 
 teardown() {
 	mountpoint -q "$W/mnt" && umount "$W/mnt"
+	mountpoint -q "$W/objfs" && umount "$W/objfs"
 	true
 }
 
@@ -149,4 +150,69 @@ lfs_lease_store() {
 	echo "$output"
 	[ "$status" = 3 ]
 	[[ $output == *"entry \"etc/passwd\": size "* ]]
+}
+
+# lfs_need_data_layers: skip unless layerfs takes data-only layers
+# ("lowerdir=A::B", issue #25; the s25-data branch)
+lfs_need_data_layers() {
+	mkdir -p "$W/probe/l" "$W/probe/d" "$W/probe/m"
+	if ! mount -t layerfs none "$W/probe/m" -o "lowerdir=$W/probe/l::$W/probe/d"; then
+		skip "this layerfs has no data-only layers"
+	fi
+	umount "$W/probe/m"
+}
+
+# lfs_mount_opts DIR: the options /proc/mounts shows for the mount on DIR
+lfs_mount_opts() {
+	awk -v m="$1" '$2 == m { o = $4 } END { print o }' /proc/mounts
+}
+
+@test "an image imported with --objects mounts over its objects as a data-only layer, equals umoci unpack, and with verity=require when its objects have fs-verity" {
+	local img=$W/objects.img verity= opts f obj t
+	lfs_need_data_layers
+	# a filesystem of its own, with fs-verity where mkfs.ext4 and the
+	# kernel have it
+	truncate -s 256M "$img"
+	mkfs.ext4 -q -O verity "$img" || mkfs.ext4 -q "$img"
+	mkdir -p "$W/objfs"
+	mount -o loop "$img" "$W/objfs"
+	[ ! -e /sys/fs/ext4/features/verity ] || verity=1
+	export OCI2OVL_STORE=$W/objfs/store
+	"$B" import --objects "$LFS_EXT4/fixtures/oci-images/img/layout:churn"
+	"$B" import "$LFS_EXT4/fixtures/oci-images/img/layout:deep"
+	[ "$(cat "$OCI2OVL_STORE/data")" = objects ]
+	[ -n "$(find "$OCI2OVL_STORE/objects" -type f)" ]
+	for t in churn deep; do
+		run "$B" mount "$t" "$W/mnt"
+		echo "$output"
+		[ "$status" = 0 ]
+		opts=$(lfs_mount_opts "$W/mnt")
+		echo "$t: $opts"
+		[[ $opts == *"::$OCI2OVL_STORE/objects"* ]]
+		[[ $opts == *metacopy=on* ]]
+		if [ -n "$verity" ]; then
+			[[ $opts == *verity=require* ]]
+		else
+			[[ $opts != *verity=* ]]
+		fi
+		# every file read through the mount is the image's
+		$T dump "$W/mnt" >"$W/$t.got"
+		diff -u "$W/$t.want" "$W/$t.got"
+		"$B" umount "$W/mnt"
+	done
+	if [ -n "$verity" ]; then
+		# the marker carries the object's fs-verity digest
+		f=$(find "$OCI2OVL_STORE/layers" -path '*/etc/passwd' -type f | head -n 1)
+		obj=$OCI2OVL_STORE/objects$(getfattr -h --only-values -n trusted.overlay.redirect "$f")
+		[ "$(getfattr -h -e hex -n trusted.overlay.metacopy "$f" | sed -n 's/.*=0x00240001//p')" = \
+			"$(fsverity measure "$obj" | sed 's/^sha256:\([0-9a-f]*\) .*/\1/')" ]
+	fi
+	# a write copies the data up from the object
+	"$B" mount churn "$W/mnt" --upper "$W/objup" >/dev/null
+	t=$(cat "$W/mnt/etc/passwd")
+	echo more >>"$W/mnt/etc/passwd"
+	[ "$(cat "$W/mnt/etc/passwd")" = "$t"$'\n'more ]
+	"$B" umount "$W/mnt"
+	"$B" verify --all
+	umount "$W/objfs"
 }

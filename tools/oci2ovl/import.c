@@ -243,7 +243,7 @@ out_close:
 	close(layoutfd);
 	if (!err)
 		err = lfs_store_write_image(st, o->name, &img, o->replace);
-	if (!err && o->objects && o->stats->verity_off)
+	if (!err && o->objects && o->stats && o->stats->verity_off)
 		lfs_warn("store %s: objects stored without fs-verity: its filesystem does not support it (%s)",
 			 lfs_esc(st->path), strerror(o->stats->verity_off));
 	if (err && err != -LFS_EREFUSED && err != -LFS_ECONFLICT)

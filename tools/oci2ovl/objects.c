@@ -62,7 +62,8 @@ struct lfs_objects {
 	json_t *pending; /* hex -> true (replace) / false (new) */
 	json_t *markers; /* hex -> the metacopy value, hex-encoded */
 	unsigned long seq; /* names the files being written */
-	struct lfs_objstats *stats;
+	struct lfs_objstats *stats; /* the caller's, else @own */
+	struct lfs_objstats own;
 	unsigned char buf[LFS_OBJ_BUF];
 };
 
@@ -177,6 +178,7 @@ static int lfs_object_enable_verity(struct lfs_objects *o, const char *name)
 
 /**
  * lfs_objects_begin() - start the objects of one layer's import
+ * @stats: counts what was done (NULL: not asked)
  *
  * Caller holds the store lock shared. Return: 0 or -errno.
  */
@@ -190,7 +192,7 @@ int lfs_objects_begin(struct lfs_store *st, struct lfs_objstats *stats,
 	if (!o)
 		return -ENOMEM;
 	o->st = st;
-	o->stats = stats;
+	o->stats = stats ? stats : &o->own;
 	o->tmpfd = -1;
 	o->pending = json_object();
 	o->markers = json_object();

@@ -156,7 +156,7 @@ lfs_lease_store() {
 # ("lowerdir=A::B", issue #25; the s25-data branch)
 lfs_need_data_layers() {
 	mkdir -p "$W/probe/l" "$W/probe/d" "$W/probe/m"
-	if ! mount -t layerfs none "$W/probe/m" -o "lowerdir=$W/probe/l::$W/probe/d"; then
+	if ! mount -t layerfs none "$W/probe/m" -o "lowerdir=$W/probe/l::$W/probe/d,metacopy=on"; then
 		skip "this layerfs has no data-only layers"
 	fi
 	umount "$W/probe/m"

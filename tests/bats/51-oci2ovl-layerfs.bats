@@ -171,9 +171,10 @@ lfs_mount_opts() {
 	local img=$W/objects.img verity= opts f obj t
 	lfs_need_data_layers
 	# a filesystem of its own, with fs-verity where mkfs.ext4 and the
-	# kernel have it
+	# kernel have it (4 KiB blocks: a small one gets 1 KiB, which 6.1's
+	# fs-verity refuses, as a page size must be)
 	truncate -s 256M "$img"
-	mkfs.ext4 -q -O verity "$img" || mkfs.ext4 -q "$img"
+	mkfs.ext4 -q -b 4096 -O verity "$img" || mkfs.ext4 -q -b 4096 "$img"
 	mkdir -p "$W/objfs"
 	mount -o loop "$img" "$W/objfs"
 	[ ! -e /sys/fs/ext4/features/verity ] || verity=1

@@ -617,18 +617,12 @@ static int lfs_objects_walk(int dirfd,
 	struct lfs_objref ref;
 	struct dirent *de;
 	const char *why;
-	int fd, err = 0;
+	int err = 0;
 	DIR *d;
 
-	fd = dup(dirfd);
-	if (fd < 0)
+	d = lfs_opendir_dup(dirfd);
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	rewinddir(d);
 	while (!err && (de = readdir(d))) {
 		unsigned char type = de->d_type;
 		struct stat stb;
@@ -730,7 +724,7 @@ int lfs_objects_gc(struct lfs_store *st, json_t *keep, bool dry_run,
 	json_t *refs, *v;
 	struct dirent *de, *fe;
 	const char *hex;
-	int objfd, fd, sub, err = 0;
+	int objfd, fd, err = 0;
 	char rel[80], name[LFS_SHA256_HEX + 1];
 	DIR *d, *f;
 
@@ -764,26 +758,19 @@ int lfs_objects_gc(struct lfs_store *st, json_t *keep, bool dry_run,
 			lfs_esc(st->path), strerror(-err));
 		goto out;
 	}
-	fd = dup(objfd);
-	d = fd < 0 ? NULL : fdopendir(fd);
+	d = lfs_opendir_dup(objfd);
 	if (!d) {
 		err = -errno;
-		if (fd >= 0)
-			close(fd);
 		goto out;
 	}
 	while (!err && (de = readdir(d))) {
 		if (strlen(de->d_name) != 2 || de->d_name[0] == '.')
 			continue;
-		sub = openat(objfd, de->d_name,
-			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0)
+		f = lfs_fdopendir(openat(objfd, de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+						 O_CLOEXEC));
+		if (!f)
 			continue;
-		f = fdopendir(sub);
-		if (!f) {
-			close(sub);
-			continue;
-		}
 		while ((fe = readdir(f))) {
 			if (fe->d_name[0] == '.' ||
 			    strlen(fe->d_name) != LFS_SHA256_HEX - 2)

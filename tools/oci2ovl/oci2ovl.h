@@ -124,6 +124,8 @@ int lfs_openat2(int dirfd, const char *path, int flags, mode_t mode);
 int lfs_setxattr_at(int dirfd, const char *name, const char *key,
 		    const void *val, size_t len);
 char *lfs_shell_quote(const char *s);
+DIR *lfs_fdopendir(int fd);
+DIR *lfs_opendir_dup(int dirfd);
 
 /* digest.c */
 struct lfs_sha256;

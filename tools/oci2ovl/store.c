@@ -100,19 +100,8 @@ int lfs_store_sync_dir(const struct lfs_store *st, const char *sub)
 /* a directory of the store, to read; NULL with errno set */
 DIR *lfs_store_opendir(const struct lfs_store *st, const char *sub)
 {
-	int fd, err;
-	DIR *d;
-
-	fd = openat(st->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	d = fdopendir(fd);
-	if (!d) {
-		err = errno;
-		close(fd);
-		errno = err;
-	}
-	return d;
+	return lfs_fdopendir(
+		openat(st->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 }
 
 /* the meta lock: see the head of this file */
@@ -278,6 +267,33 @@ static int lfs_store_complete(struct lfs_store *st)
 }
 
 /*
+ * The one line of the store's file @name, without its newline, into
+ * @line (to free). A file without its final newline (empty, or part of a
+ * word) is what a crash between creating and writing it left: @line
+ * NULL, nothing recorded yet. Return: 0, -ENOENT if it is missing, or
+ * -errno.
+ */
+static int lfs_store_read_line(struct lfs_store *st, const char *name,
+			       char **line)
+{
+	size_t len;
+	char *buf;
+	int err;
+
+	*line = NULL;
+	err = lfs_read_file_at(st->dirfd, name, 64, &buf, &len);
+	if (err)
+		return err;
+	if (!len || buf[len - 1] != '\n') {
+		free(buf);
+		return 0;
+	}
+	buf[len - 1] = '\0';
+	*line = buf;
+	return 0;
+}
+
+/*
  * Read STORE/whiteout. A file without its final newline (empty, or part
  * of a word) is what an earlier version left when it crashed, or a
  * concurrent first import was, between creating and writing it: the
@@ -286,20 +302,14 @@ static int lfs_store_complete(struct lfs_store *st)
 static int lfs_store_read_format(struct lfs_store *st)
 {
 	char *buf;
-	size_t len;
 	int err;
 
 	st->fmt_known = false;
-	err = lfs_read_file_at(st->dirfd, "whiteout", 64, &buf, &len);
+	err = lfs_store_read_line(st, "whiteout", &buf);
 	if (err == -ENOENT)
 		return 0;
-	if (err)
+	if (err || !buf)
 		return err;
-	if (!len || buf[len - 1] != '\n') {
-		free(buf);
-		return 0;
-	}
-	buf[len - 1] = '\0';
 	err = lfs_whiteout_fmt_parse(buf, &st->fmt);
 	free(buf);
 	if (err) {
@@ -320,23 +330,17 @@ static int lfs_store_read_format(struct lfs_store *st)
 static int lfs_store_read_data(struct lfs_store *st)
 {
 	char *buf;
-	size_t len;
 	int err;
 
 	st->data_known = false;
 	st->objects = false;
-	err = lfs_read_file_at(st->dirfd, "data", 64, &buf, &len);
+	err = lfs_store_read_line(st, "data", &buf);
 	if (err == -ENOENT) {
 		st->data_known = st->fmt_known;
 		return 0;
 	}
-	if (err)
+	if (err || !buf)
 		return err;
-	if (!len || buf[len - 1] != '\n') {
-		free(buf);
-		return 0;
-	}
-	buf[len - 1] = '\0';
 	if (!strcmp(buf, "objects"))
 		st->objects = true;
 	else if (strcmp(buf, "inline"))

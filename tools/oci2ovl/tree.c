@@ -627,18 +627,12 @@ static int lfs_walk_dir(struct lfs_walk *w, int dirfd, size_t plen)
 	char **names = NULL, **nv;
 	size_t n = 0, cap = 0, i;
 	struct dirent *de;
-	int fd, err = 0;
+	int err = 0;
 	DIR *d;
 
-	fd = dup(dirfd);
-	if (fd < 0)
+	d = lfs_opendir_dup(dirfd);
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	rewinddir(d);
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;

@@ -106,6 +106,27 @@ static int lfs_open_copy_up(struct file *file)
 	return err;
 }
 
+/* The data of a metacopy file, opened and checked (verity.c). */
+static struct file *lfs_open_data(struct file *file)
+{
+	struct inode *inode = file_inode(file);
+	struct file *realfile;
+	struct path data;
+	int err;
+
+	lfs_data_path(inode, &data);
+	realfile = lfs_open_real(file, d_inode(data.dentry),
+				 LFS_I(inode)->data_layer);
+	if (IS_ERR(realfile))
+		return realfile;
+	err = lfs_verity_check_file(file->f_path.dentry, realfile);
+	if (err) {
+		fput(realfile);
+		return ERR_PTR(err);
+	}
+	return realfile;
+}
+
 static int lfs_open(struct inode *inode, struct file *file)
 {
 	struct dentry *upper;
@@ -123,15 +144,12 @@ static int lfs_open(struct inode *inode, struct file *file)
 	 * One load: the inode and its layer must agree.  A metacopy file
 	 * opens its data, below; it is opened for reading only (an open
 	 * for writing gave it its data), with the mounter's credentials,
-	 * as every real file.
+	 * as every real file, and checked against the digest its marker
+	 * records (verity=).
 	 */
 	upper = lfs_i_upper(inode);
 	if (lfs_i_metacopy(inode)) {
-		struct path data;
-
-		lfs_data_path(inode, &data);
-		realfile = lfs_open_real(file, d_inode(data.dentry),
-					 LFS_I(inode)->data_layer);
+		realfile = lfs_open_data(file);
 	} else if (upper) {
 		realfile = lfs_open_real(file, d_inode(upper),
 					 LFS_SB(inode->i_sb)->upper);

@@ -33,6 +33,7 @@ enum lfs_param {
 	LFS_OPT_METACOPY,
 	LFS_OPT_VOLATILE,
 	LFS_OPT_USERXATTR,
+	LFS_OPT_VERITY_MODE,
 };
 
 static const struct constant_table lfs_nameindex_modes[] = {
@@ -75,6 +76,21 @@ static const struct constant_table lfs_on_off[] = {
 	{}
 };
 
+/* verity=, as overlay 6.6 reads it */
+static const struct constant_table lfs_verity_modes[] = {
+	{ "off",	LFS_VERITY_OFF },
+	{ "on",		LFS_VERITY_ON },
+	{ "require",	LFS_VERITY_REQUIRE },
+	{}
+};
+
+/* what show_options calls each mode */
+static const char *const lfs_verity_names[] = {
+	[LFS_VERITY_OFF]	= "off",
+	[LFS_VERITY_ON]		= "on",
+	[LFS_VERITY_REQUIRE]	= "require",
+};
+
 /* xino=: whether st_ino was asked to be composed (auto: where needed) */
 static const struct constant_table lfs_xino_modes[] = {
 	{ "on",		true },
@@ -108,6 +124,7 @@ static const struct fs_parameter_spec lfs_param_spec[] = {
 	fsparam_enum("metacopy",	LFS_OPT_METACOPY, lfs_on_off),
 	fsparam_flag("volatile",	LFS_OPT_VOLATILE),
 	fsparam_flag("userxattr",	LFS_OPT_USERXATTR),
+	fsparam_enum(LFS_OPT_VERITY,	LFS_OPT_VERITY_MODE, lfs_verity_modes),
 	{}
 };
 
@@ -210,6 +227,9 @@ static int lfs_parse_overlay(struct fs_context *fc, int opt,
 	case LFS_OPT_METACOPY:
 		cfg->metacopy = result->uint_32;
 		break;
+	case LFS_OPT_VERITY_MODE:
+		cfg->verity = result->uint_32;
+		break;
 	}
 	cfg->given |= BIT(opt);
 	return 0;
@@ -256,6 +276,24 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 }
 
 /*
+ * verity=on|require checks digests that only metacopy files carry: as on
+ * overlay 6.6, it turns metacopy on when metacopy= is not given, and
+ * conflicts with metacopy=off (EINVAL).  metacopy=on's own rules then
+ * apply (redirect_dir=nofollow, userxattr).
+ */
+static int lfs_config_verity(struct fs_context *fc, struct lfs_config *cfg)
+{
+	if (cfg->verity == LFS_VERITY_OFF)
+		return 0;
+	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && !cfg->metacopy)
+		return lfs_inval(fc, "verity=%s: conflicts with metacopy=off",
+				 lfs_verity_names[cfg->verity]);
+	cfg->metacopy = true;
+	cfg->given |= BIT(LFS_OPT_METACOPY);
+	return 0;
+}
+
+/*
  * The options together, once all are known: conflicts and defaults.  In
  * a user namespace userxattr is in effect whether given or not: the
  * mounter cannot write trusted.* xattrs, and must not have layerfs trust
@@ -263,8 +301,13 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
  */
 static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 {
+	int err;
+
 	if (fc->user_ns != &init_user_ns)
 		cfg->given |= BIT(LFS_OPT_USERXATTR);
+	err = lfs_config_verity(fc, cfg);
+	if (err)
+		return err;
 	if (cfg->given & BIT(LFS_OPT_USERXATTR))
 		return lfs_config_userxattr(fc, cfg);
 	/*
@@ -457,6 +500,8 @@ static void lfs_show_overlay(struct seq_file *m, const struct lfs_sb *sbi)
 		seq_puts(m, ",volatile");
 	if (sbi->userxattr)
 		seq_puts(m, ",userxattr");
+	if (given & BIT(LFS_OPT_VERITY_MODE))
+		seq_printf(m, ",verity=%s", lfs_verity_names[sbi->verity]);
 }
 
 static int lfs_show_options(struct seq_file *m, struct dentry *root)
@@ -830,6 +875,7 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->redirect = cfg->redirect;
 	sbi->userxattr = cfg->given & BIT(LFS_OPT_USERXATTR);
 	sbi->metacopy = cfg->metacopy;
+	sbi->verity = cfg->verity;
 	sbi->xattr = lfs_xattr_ns(sbi->userxattr);
 	sbi->given = cfg->given;
 	sbi->volatile_mount = cfg->given & BIT(LFS_OPT_VOLATILE);
@@ -917,8 +963,8 @@ static int lfs_get_tree(struct fs_context *fc)
  * that name them are ignored, as mount(8) repeats them on remount.  The
  * whiteout format may be repeated, not changed: the upper layer holds
  * whiteouts of the format it was mounted with.  So may overlay's
- * options: redirect_dir=, metacopy=, volatile and userxattr are what the mount was
- * made with (an option not given keeps its value, so neither volatile
+ * options: redirect_dir=, metacopy=, verity=, volatile and userxattr
+ * are what the mount was made with (an option not given keeps its value, so neither volatile
  * nor userxattr can be turned off either); the values of the others
  * that layerfs takes all mean what the mount already does, but
  * index=on on a mount without the index.
@@ -949,6 +995,9 @@ static int lfs_reconfigure(struct fs_context *fc)
 	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy != sbi->metacopy)
 		return lfs_inval(fc, "metacopy: cannot change on remount (it is %s)",
 				 sbi->metacopy ? "on" : "off");
+	if ((cfg->given & BIT(LFS_OPT_VERITY_MODE)) && cfg->verity != sbi->verity)
+		return lfs_inval(fc, "verity: cannot change on remount (it is %s)",
+				 lfs_verity_names[sbi->verity]);
 	if (!(fc->sb_flags & SB_RDONLY) && !sbi->upper)
 		return lfs_inval(fc, "no upper layer: read-only only");
 	return 0;

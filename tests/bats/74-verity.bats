@@ -218,17 +218,23 @@ EOF
 	run_ops "$M" <<<"read d/good => good-data"
 }
 
-@test "the data copy-up checks the digest: an open for writing of a metacopy file whose data does not match gives EIO and leaves the file as it was" {
+@test "the whole copy of a lower metacopy file checks the digest: an open for writing of one whose data does not match gives EIO and copies nothing" {
 	vt_layers
 	vt_mount metacopy=on,verity=on
-	# a lower metacopy file, copied whole at the write
+	log_mark "t$BATS_TEST_NUMBER-copy"
 	run_ops "$M" <<EOF
 append d/bad X => EIO
 append d/good X => ok
 read d/good => good-dataX
 EOF
 	[ ! -e "$U/d/bad" ]
-	# an upper metacopy file whose recorded digest is wrong: not filled
+	log_since "t$BATS_TEST_NUMBER-copy" "$(dmesg)"
+	[[ $LOG_CASE == *"layerfs: d/bad: the fs-verity digest of its data is not the recorded one"* ]]
+}
+
+@test "the fill of an upper metacopy file checks the digest: an open for writing of one whose recorded digest is another file's gives EIO and leaves it unfilled" {
+	vt_layers
+	vt_mount metacopy=on,verity=on
 	head -c 65536 /dev/urandom >"$X/L1/d/v"
 	fsverity enable "$X/L1/d/v"
 	chmod 600 "$M/d/v"
@@ -239,7 +245,10 @@ EOF
 	setfattr -n "$MCX" -v "$VALUE" "$U/d/v"
 	log_mark "t$BATS_TEST_NUMBER-fill"
 	vt_mount metacopy=on,verity=on
-	run_ops "$M" <<<"append d/v X => EIO"
+	run_ops "$M" <<EOF
+append d/v X => EIO
+read d/v => EIO
+EOF
 	log_since "t$BATS_TEST_NUMBER-fill" "$(dmesg)"
 	[[ $LOG_CASE == *"layerfs: d/v: the fs-verity digest of its data is not the recorded one"* ]]
 	vt_marker "$U/d/v"

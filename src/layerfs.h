@@ -135,6 +135,7 @@ struct lfs_config {
 	bool index;			/* "index=": its value, when given */
 	bool metacopy;			/* "metacopy=": its value, when given */
 	enum lfs_verity_mode verity;	/* "verity=" */
+	bool metacopy_by_verity;	/* metacopy on from verity=, not given */
 };
 
 /* Per-superblock state.  Immutable after fill_super. */
@@ -678,6 +679,7 @@ int lfs_read_metacopy(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 int lfs_verity_file_digest(struct file *realfile, struct lfs_metacopy *mc);
 int lfs_verity_check_file(struct dentry *dentry, struct file *data);
 int lfs_verity_check_path(struct dentry *dentry, const struct path *data);
+void lfs_verity_exit(void);
 int lfs_verity_metacopy(struct dentry *dentry, const struct path *lower,
 			const struct lfs_layer *layer, const struct path *data,
 			struct lfs_metacopy *mc);

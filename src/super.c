@@ -236,6 +236,40 @@ static int lfs_parse_overlay(struct fs_context *fc, int opt,
 }
 
 /*
+ * verity=on|require checks digests that only metacopy files carry: as on
+ * overlay 6.6, it turns metacopy on when metacopy= is not given, and
+ * conflicts with metacopy=off (EINVAL).  metacopy=on's own rules then
+ * apply (redirect_dir=nofollow, userxattr), their messages naming the
+ * option given (lfs_metacopy_opt()).
+ */
+static int lfs_config_verity(struct fs_context *fc, struct lfs_config *cfg)
+{
+	if (cfg->verity == LFS_VERITY_OFF)
+		return 0;
+	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && !cfg->metacopy)
+		return lfs_inval(fc, "verity=%s: conflicts with metacopy=off",
+				 lfs_verity_names[cfg->verity]);
+	if (!(cfg->given & BIT(LFS_OPT_METACOPY)))
+		cfg->metacopy_by_verity = true;
+	cfg->metacopy = true;
+	cfg->given |= BIT(LFS_OPT_METACOPY);
+	return 0;
+}
+
+/* The option that turned metacopy on, for a message: the user's words. */
+static const char *lfs_metacopy_opt(const struct lfs_config *cfg)
+{
+	static const char *const by_verity[] = {
+		[LFS_VERITY_ON]		= "verity=on (which turns metacopy on)",
+		[LFS_VERITY_REQUIRE]	= "verity=require (which turns metacopy on)",
+	};
+
+	if (cfg->metacopy_by_verity && by_verity[cfg->verity])
+		return by_verity[cfg->verity];
+	return "metacopy=on";
+}
+
+/*
  * userxattr: the markers are user.overlay.* xattrs, which whoever owns
  * the layers may write (docs/security.md, "userxattr").  What would
  * trust one beyond hiding names is off: redirects are neither followed
@@ -264,7 +298,8 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 		return lfs_inval(fc, "index=on: conflicts with userxattr (which has no index)");
 	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy &&
 	    fc->user_ns == &init_user_ns)
-		return lfs_inval(fc, "metacopy=on: with userxattr only in a user namespace");
+		return lfs_inval(fc, "%s: with userxattr only in a user namespace",
+				 lfs_metacopy_opt(cfg));
 	if (cfg->whiteout_given && cfg->whiteout == LFS_WH_NATIVE)
 		return lfs_inval(fc, "whiteout=%s: conflicts with userxattr (%s or %s only)",
 				 LFS_WHITEOUT_NATIVE_NAME,
@@ -272,24 +307,6 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 	cfg->redirect = LFS_REDIRECT_NOFOLLOW;
 	if (!cfg->whiteout_given)
 		cfg->whiteout = LFS_WH_CHARDEV;
-	return 0;
-}
-
-/*
- * verity=on|require checks digests that only metacopy files carry: as on
- * overlay 6.6, it turns metacopy on when metacopy= is not given, and
- * conflicts with metacopy=off (EINVAL).  metacopy=on's own rules then
- * apply (redirect_dir=nofollow, userxattr).
- */
-static int lfs_config_verity(struct fs_context *fc, struct lfs_config *cfg)
-{
-	if (cfg->verity == LFS_VERITY_OFF)
-		return 0;
-	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && !cfg->metacopy)
-		return lfs_inval(fc, "verity=%s: conflicts with metacopy=off",
-				 lfs_verity_names[cfg->verity]);
-	cfg->metacopy = true;
-	cfg->given |= BIT(LFS_OPT_METACOPY);
 	return 0;
 }
 
@@ -319,7 +336,8 @@ static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 	 */
 	if (cfg->redirect == LFS_REDIRECT_NOFOLLOW &&
 	    (cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy)
-		return lfs_inval(fc, "metacopy=on: conflicts with redirect_dir=nofollow");
+		return lfs_inval(fc, "%s: conflicts with redirect_dir=nofollow",
+				 lfs_metacopy_opt(cfg));
 	if (!(cfg->given & BIT(LFS_OPT_METACOPY)))
 		cfg->metacopy = false;
 	if ((cfg->given & BIT(LFS_OPT_INDEX)) && !cfg->index)
@@ -1139,6 +1157,7 @@ out_cache:
 static void __exit lfs_exit(void)
 {
 	unregister_filesystem(&lfs_fs_type);
+	lfs_verity_exit();
 	lfs_rd_exit();
 	lfs_ni_exit();
 	debugfs_remove_recursive(lfs_debugfs);

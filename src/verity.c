@@ -129,6 +129,60 @@ int lfs_read_metacopy(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 	return -EIO;
 }
 
+/*
+ * The hash transforms, by FS_VERITY_HASH_ALG_*: allocated at first use
+ * and kept until the module goes (lfs_verity_exit()).  A failure is kept
+ * too (an ERR_PTR): an algorithm this kernel lacks (SHA-512 without
+ * CONFIG_CRYPTO_SHA512) fails every check of it with EIO rather than ask
+ * for a module at each open, with the inode's copy-up lock held.  Set
+ * once (cmpxchg); a shash without a key may be shared.
+ */
+static struct crypto_shash *lfs_verity_tfms[FS_VERITY_HASH_ALG_SHA512 + 1];
+
+/* The transform of @alg, whose digest is @size bytes; or an ERR_PTR. */
+static struct crypto_shash *lfs_verity_tfm(unsigned int alg, int size)
+{
+	struct crypto_shash *tfm, *old;
+	const char *name;
+
+	if (lfs_verity_alg(alg, &name) != size)
+		return ERR_PTR(-EIO);
+	/* pairs with the cmpxchg_release() below */
+	tfm = smp_load_acquire(&lfs_verity_tfms[alg]);
+	if (tfm)
+		return tfm;
+	tfm = crypto_alloc_shash(name, 0, 0);
+	if (!IS_ERR(tfm) && crypto_shash_digestsize(tfm) != size) {
+		crypto_free_shash(tfm);
+		tfm = ERR_PTR(-EIO);
+	}
+	/* pairs with the smp_load_acquire() above */
+	old = cmpxchg_release(&lfs_verity_tfms[alg], NULL, tfm);
+	if (old) {
+		if (!IS_ERR(tfm))
+			crypto_free_shash(tfm);
+		return old;
+	}
+	if (IS_ERR(tfm))
+		pr_warn("%s: no hash transform (%ld): the digests of its fs-verity files fail (EIO)\n",
+			name, PTR_ERR(tfm));
+	return tfm;
+}
+
+/**
+ * lfs_verity_exit - free the hash transforms, at module exit
+ */
+void lfs_verity_exit(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(lfs_verity_tfms); i++) {
+		if (!IS_ERR_OR_NULL(lfs_verity_tfms[i]))
+			crypto_free_shash(lfs_verity_tfms[i]);
+		lfs_verity_tfms[i] = NULL;
+	}
+}
+
 /* Hash the descriptor @desc, signature size cleared, into @mc. */
 static int lfs_verity_hash_desc(struct lfs_verity_desc *desc,
 				struct lfs_metacopy *mc)
@@ -140,24 +194,19 @@ static int lfs_verity_hash_desc(struct lfs_verity_desc *desc,
 	size = lfs_verity_alg(desc->hash_algorithm, &name);
 	if (size < 0)
 		return -EIO;
-	tfm = crypto_alloc_shash(name, 0, 0);
+	tfm = lfs_verity_tfm(desc->hash_algorithm, size);
 	if (IS_ERR(tfm))
-		return PTR_ERR(tfm);
-	err = -EIO;
-	if (crypto_shash_digestsize(tfm) != size)
-		goto out_free;
+		return -EIO;
 	desc->sig_size = 0;
 	err = crypto_shash_tfm_digest(tfm, (const u8 *)desc, sizeof(*desc),
 				      mc->digest);
 	if (err)
-		goto out_free;
+		return err;
 	mc->version = LFS_METACOPY_VERSION;
 	mc->len = LFS_METACOPY_HDR_SIZE + size;
 	mc->flags = 0;
 	mc->digest_algo = desc->hash_algorithm;
-out_free:
-	crypto_free_shash(tfm);
-	return err;
+	return 0;
 }
 
 /*
@@ -301,20 +350,24 @@ out_verified:
 
 /**
  * lfs_verity_check_file - check the data of a metacopy file at its open
- * @dentry: the layerfs dentry opened
+ * @dentry: the layerfs dentry opened (ours: lfs_file_dentry())
  * @data: the real file of its data, just opened
  *
- * Nothing to do with verity=off, or once the inode passed.  A file
- * filled meanwhile (no longer a metacopy file) was checked by its fill.
+ * Nothing to do with verity=off, or once the inode passed.  A file that
+ * is no longer a metacopy file once the lock is held got its data in the
+ * upper file meanwhile, maybe without reading @data (a whole copy-up
+ * that copies nothing: O_TRUNC, a size of 0): @data is not checked, and
+ * must not be kept (1).
  * Called as anyone; reads as the mounter.
- * Return: 0, or -EIO (the kernel log says why) or -errno.
+ * Return: 0; 1 if the caller must open the upper file instead; or -EIO
+ * (the kernel log says why) or -errno.
  */
 int lfs_verity_check_file(struct dentry *dentry, struct file *data)
 {
 	struct inode *inode = d_inode(dentry);
 	struct lfs_inode *li = LFS_I(inode);
 	const struct cred *old_cred;
-	int err = 0;
+	int err = 1;
 
 	if (LFS_SB(dentry->d_sb)->verity == LFS_VERITY_OFF ||
 	    test_bit(LFS_I_VERIFIED, &li->flags))
@@ -382,7 +435,8 @@ static int lfs_verity_data_digest(const struct path *data,
  * is an fs-verity file gets its digest; with verity=require, one that is
  * not is copied whole (1).  Caller runs as the mounter, who may read
  * @data.
- * Return: 0, 1 for a whole copy, or -errno.
+ * Return: 0, 1 for a whole copy, -EIO for an fs-verity file whose
+ * digest cannot be had (the kernel log says why), or -errno.
  */
 int lfs_verity_metacopy(struct dentry *dentry, const struct path *lower,
 			const struct lfs_layer *layer, const struct path *data,
@@ -400,8 +454,14 @@ int lfs_verity_metacopy(struct dentry *dentry, const struct path *lower,
 	err = lfs_verity_data_digest(data, mc);
 	if (err == -ENODATA)
 		return mode == LFS_VERITY_REQUIRE;
-	if (err)
-		pr_warn_ratelimited("copy-up of %pd2: cannot get the fs-verity digest of its data (%d)\n",
-				    dentry, err);
-	return err;
+	if (!err || err == -ENOMEM)
+		return err;
+	/*
+	 * The data is an fs-verity file whose digest cannot be had (its
+	 * algorithm, its descriptor): a whole copy would read the same
+	 * file, which an fs-verity open refuses too.  EIO, as the open.
+	 */
+	pr_warn_ratelimited("copy-up of %pd2: cannot get the fs-verity digest of its data (%d)\n",
+			    dentry, err);
+	return -EIO;
 }

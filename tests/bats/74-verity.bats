@@ -307,9 +307,14 @@ EOF
 	[ "$status" != 0 ]
 	run mount -t layerfs none "$X/m" -o "$base,verity="
 	[ "$status" != 0 ]
+	# userxattr in the initial namespace: no metacopy, so no verity=
+	run mount -t layerfs none "$X/m" -o "$base,verity=on,userxattr"
+	[ "$status" != 0 ]
 	log_since "t$BATS_TEST_NUMBER-opt" "$(dmesg)"
 	[[ $LOG_CASE == *"layerfs: verity=on: conflicts with metacopy=off"* ]]
-	[[ $LOG_CASE == *"layerfs: metacopy=on: conflicts with redirect_dir=nofollow"* ]]
+	[[ $LOG_CASE == *"layerfs: verity=require (which turns metacopy on): conflicts with redirect_dir=nofollow"* ]]
+	[[ $LOG_CASE == *"layerfs: verity=on (which turns metacopy on): with userxattr only in a user namespace"* ]]
+	[[ $LOG_CASE != *"layerfs: metacopy=on"* ]]
 	[ "$(lfs_mounts_under "$X/m")" = "" ]
 	mount -t layerfs none "$X/m" -o "$base,verity=require"
 	grep -q " $X/m layerfs .*,metacopy=on,verity=require" /proc/mounts
@@ -322,4 +327,79 @@ EOF
 	mount -t layerfs none "$X/m" -o "$base,verity=off"
 	grep -q " $X/m layerfs .*,verity=off" /proc/mounts
 	! grep -q " $X/m layerfs .*metacopy" /proc/mounts || false
+}
+
+@test "a file enabled with a built-in signature (not checked by this kernel): the digest layerfs records and accepts is fsverity measure's, the signature left out" {
+	vt_ext4
+	mkdir -p "$X/L1"
+	printf %s signed >"$X/L1/s"
+	# any bytes: without CONFIG_FS_VERITY_BUILTIN_SIGNATURES fs-verity
+	# keeps the signature in the descriptor and checks nothing
+	head -c 300 /dev/urandom >"$WORK/sig"
+	fsverity enable --signature="$WORK/sig" "$X/L1/s"
+	LOWERS=$X/L1
+	vt_mount metacopy=on,verity=require
+	chmod 600 "$M/s"
+	vt_measure "$X/L1/s"
+	vt_value "$DIGEST"
+	vt_marker "$U/s"
+	[ "$MARKER" = "$VALUE" ]
+	[ "$(stat -c %b "$U/s")" -lt 16 ]
+	# and checked at open, from the upper marker, after a remount
+	umount "$M"
+	vt_mount metacopy=on,verity=require
+	run_ops "$M" <<<"read s => signed"
+}
+
+@test "a SHA-512 digest gives a clean EIO where the data is not a SHA-512 fs-verity file of it, at every open; a SHA-512 fs-verity file, where this kernel can make one, reads with its digest" {
+	vt_layers
+	local h h512=ENOENT
+	h=$(printf '%0128x' 5)
+	printf '%s' s512-data >"$X/L1/d/s512"
+	fsverity enable "$X/L1/d/s512"
+	vt_mc "$X/L0/d/s512" "0x00440002$h" 9
+	printf '%s' h512-data >"$X/L1/d/h512"
+	# the guest's kernel has no SHA-512 (CONFIG_CRYPTO_SHA512): its
+	# fs-verity refuses such a file, and none can reach layerfs
+	if fsverity enable --hash-alg=sha512 "$X/L1/d/h512" 2>/dev/null; then
+		vt_measure "$X/L1/d/h512"
+		[[ $DIGEST == sha512:* ]]
+		vt_value "$DIGEST"
+		vt_mc "$X/L0/d/h512" "$VALUE" 9
+		h512=h512-data
+	else
+		rm "$X/L1/d/h512"
+	fi
+	log_mark "t$BATS_TEST_NUMBER-512"
+	mkdir -p "$X/m"
+	mount -t layerfs none "$X/m" -o "lowerdir=$LOWERS,verity=on"
+	run_ops "$X/m" <<EOS
+read d/s512 => EIO
+read d/s512 => EIO
+read d/good => good-data
+read d/h512 => $h512
+EOS
+	log_since "t$BATS_TEST_NUMBER-512" "$(dmesg)"
+	[[ $LOG_CASE == *"layerfs: d/s512: the fs-verity digest of its data is not the recorded one"* ]]
+}
+
+@test "stacked on a verity=require layerfs, the kernel's overlay and a layerfs read a metacopy file whose data does not match, or that has no digest, as EIO: the lower mount's check counts" {
+	vt_layers
+	mkdir -p "$X/m" "$X/e" "$X/o" "$X/n"
+	mount -t layerfs none "$X/m" -o "lowerdir=$LOWERS,verity=require"
+	# overlay opens our files with its own path (open_with_fake_path())
+	mount -t overlay none "$X/o" -o "lowerdir=$X/m:$X/e"
+	# so does layerfs, with a verity=off of its own
+	mount -t layerfs none "$X/n" -o "lowerdir=$X/m:$X/e"
+	local top
+	for top in o n; do
+		run_ops "$X/$top" <<EOS
+read d/bad => EIO
+read d/nodigest => EIO
+read d/plain => EIO
+read d/good => good-data
+read d/other => other-data
+read d/bad => EIO
+EOS
+	done
 }

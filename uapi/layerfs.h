@@ -135,6 +135,8 @@ struct lfs_metacopy {
  *   off      ignored (the default)
  *   on       a recorded digest must match the data's fs-verity digest
  *   require  as on, and every metacopy file must record one
+ * on and require turn metacopy on when metacopy= is not given (overlay
+ * 6.6); with metacopy=off they are EINVAL.
  */
 #define LFS_OPT_VERITY			"verity"
 

@@ -61,6 +61,13 @@ enum lfs_redirect_mode {
 	LFS_REDIRECT_NOFOLLOW,		/* neither: a lookup that meets one fails */
 };
 
+/* verity=: the fs-verity digests of metacopy files (uapi: LFS_OPT_VERITY) */
+enum lfs_verity_mode {
+	LFS_VERITY_OFF,			/* digests ignored (the default) */
+	LFS_VERITY_ON,			/* a recorded digest is checked */
+	LFS_VERITY_REQUIRE,		/* and every metacopy file has one */
+};
+
 /*
  * layerfs's markers.  Each mount keeps them under one prefix,
  * LFS_XATTR_PREFIX or, with userxattr, LFS_XATTR_USER_PREFIX:
@@ -127,6 +134,8 @@ struct lfs_config {
 	enum lfs_redirect_mode redirect; /* "redirect_dir=" */
 	bool index;			/* "index=": its value, when given */
 	bool metacopy;			/* "metacopy=": its value, when given */
+	enum lfs_verity_mode verity;	/* "verity=" */
+	bool metacopy_by_verity;	/* metacopy on from verity=, not given */
 };
 
 /* Per-superblock state.  Immutable after fill_super. */
@@ -161,6 +170,7 @@ struct lfs_sb {
 	enum lfs_redirect_mode redirect; /* redirect_dir= */
 	bool userxattr;			/* userxattr: markers are user.overlay.* */
 	bool metacopy;			/* metacopy=on: see lfs_metacopy() */
+	enum lfs_verity_mode verity;	/* verity=: see verity.c */
 	const struct lfs_xattr_ns *xattr; /* the markers' names (lfs_xattr_name()) */
 	unsigned int given;		/* lfs_config.given: what show_options shows */
 	bool volatile_mount;		/* volatile: no sync reaches the upper layer */
@@ -335,6 +345,12 @@ struct lfs_inode {
  * the data copy-up has filled the upper object.
  */
 #define LFS_I_METACOPY		4
+/*
+ * verity=on|require: the data of this metacopy file was found to be the
+ * fs-verity file its top metacopy file's digest names (verity.c).  Set
+ * once; @data never changes and an fs-verity file's data cannot.
+ */
+#define LFS_I_VERIFIED		5
 
 static inline struct lfs_sb *LFS_SB(const struct super_block *sb)
 {
@@ -643,6 +659,30 @@ ssize_t lfs_listxattr(struct dentry *dentry, char *list, size_t size);
 struct posix_acl *lfs_get_acl(struct inode *inode, int type, bool rcu);
 const struct lfs_xattr_ns *lfs_xattr_ns(bool userxattr);
 bool lfs_is_private_xattr(const struct lfs_sb *sbi, const char *name);
+
+/* verity.c */
+struct fsverity_operations;
+
+/* the fs-verity operations of a real filesystem, if it has any */
+static inline const struct fsverity_operations *
+lfs_s_vop(const struct super_block *sb)
+{
+#ifdef CONFIG_FS_VERITY
+	return sb->s_vop;
+#else
+	return NULL;
+#endif
+}
+
+int lfs_read_metacopy(const struct lfs_sb *sbi, const struct lfs_layer *layer,
+		      struct dentry *real, struct lfs_metacopy *mc);
+int lfs_verity_file_digest(struct file *realfile, struct lfs_metacopy *mc);
+int lfs_verity_check_file(struct dentry *dentry, struct file *data);
+int lfs_verity_check_path(struct dentry *dentry, const struct path *data);
+void lfs_verity_exit(void);
+int lfs_verity_metacopy(struct dentry *dentry, const struct path *lower,
+			const struct lfs_layer *layer, const struct path *data,
+			struct lfs_metacopy *mc);
 
 /* util.c */
 __printf(2, 3) void lfs_err(struct fs_context *fc, const char *fmt, ...);

@@ -235,7 +235,8 @@ int lfs_read_origin(const struct lfs_sb *sbi, struct dentry *upper,
  * A metacopy file (LFS_XATTR_METACOPY in uapi) is followed to its data
  * below only on a mount with metacopy=on; with metacopy=off the lookup
  * that meets one fails, as overlay's does.  Anything but the empty value
- * is not understood, and a metacopy file with a redirect is overlay's
+ * or a struct lfs_metacopy (lfs_read_metacopy()) is not understood, and
+ * a metacopy file with a redirect is overlay's
  * renamed one, whose data layerfs does not look for where the redirect
  * says: both fail the lookup rather than show other data.  Caller must
  * run with the mounter's credentials.
@@ -266,9 +267,12 @@ int lfs_check_metacopy(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 		return -EPERM;
 	}
 	if (len) {
-		pr_warn_ratelimited("%pd2: metacopy marker of %d bytes in layer \"%s\": not understood\n",
-				    real, len, layer->name);
-		return -EIO;
+		struct lfs_metacopy mc;
+
+		/* a digest (verity.c) or not understood: EIO */
+		len = lfs_read_metacopy(sbi, layer, real, &mc);
+		if (len)
+			return len == -ENODATA ? -EIO : len;
 	}
 	len = lfs_get_marker(sbi, layer, real, LFS_XA_REDIRECT, NULL, 0);
 	if (len >= 0) {

@@ -33,6 +33,7 @@ enum lfs_param {
 	LFS_OPT_METACOPY,
 	LFS_OPT_VOLATILE,
 	LFS_OPT_USERXATTR,
+	LFS_OPT_VERITY_MODE,
 };
 
 static const struct constant_table lfs_nameindex_modes[] = {
@@ -75,6 +76,21 @@ static const struct constant_table lfs_on_off[] = {
 	{}
 };
 
+/* verity=, as overlay 6.6 reads it */
+static const struct constant_table lfs_verity_modes[] = {
+	{ "off",	LFS_VERITY_OFF },
+	{ "on",		LFS_VERITY_ON },
+	{ "require",	LFS_VERITY_REQUIRE },
+	{}
+};
+
+/* what show_options calls each mode */
+static const char *const lfs_verity_names[] = {
+	[LFS_VERITY_OFF]	= "off",
+	[LFS_VERITY_ON]		= "on",
+	[LFS_VERITY_REQUIRE]	= "require",
+};
+
 /* xino=: whether st_ino was asked to be composed (auto: where needed) */
 static const struct constant_table lfs_xino_modes[] = {
 	{ "on",		true },
@@ -108,6 +124,7 @@ static const struct fs_parameter_spec lfs_param_spec[] = {
 	fsparam_enum("metacopy",	LFS_OPT_METACOPY, lfs_on_off),
 	fsparam_flag("volatile",	LFS_OPT_VOLATILE),
 	fsparam_flag("userxattr",	LFS_OPT_USERXATTR),
+	fsparam_enum(LFS_OPT_VERITY,	LFS_OPT_VERITY_MODE, lfs_verity_modes),
 	{}
 };
 
@@ -210,9 +227,46 @@ static int lfs_parse_overlay(struct fs_context *fc, int opt,
 	case LFS_OPT_METACOPY:
 		cfg->metacopy = result->uint_32;
 		break;
+	case LFS_OPT_VERITY_MODE:
+		cfg->verity = result->uint_32;
+		break;
 	}
 	cfg->given |= BIT(opt);
 	return 0;
+}
+
+/*
+ * verity=on|require checks digests that only metacopy files carry: as on
+ * overlay 6.6, it turns metacopy on when metacopy= is not given, and
+ * conflicts with metacopy=off (EINVAL).  metacopy=on's own rules then
+ * apply (redirect_dir=nofollow, userxattr), their messages naming the
+ * option given (lfs_metacopy_opt()).
+ */
+static int lfs_config_verity(struct fs_context *fc, struct lfs_config *cfg)
+{
+	if (cfg->verity == LFS_VERITY_OFF)
+		return 0;
+	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && !cfg->metacopy)
+		return lfs_inval(fc, "verity=%s: conflicts with metacopy=off",
+				 lfs_verity_names[cfg->verity]);
+	if (!(cfg->given & BIT(LFS_OPT_METACOPY)))
+		cfg->metacopy_by_verity = true;
+	cfg->metacopy = true;
+	cfg->given |= BIT(LFS_OPT_METACOPY);
+	return 0;
+}
+
+/* The option that turned metacopy on, for a message: the user's words. */
+static const char *lfs_metacopy_opt(const struct lfs_config *cfg)
+{
+	static const char *const by_verity[] = {
+		[LFS_VERITY_ON]		= "verity=on (which turns metacopy on)",
+		[LFS_VERITY_REQUIRE]	= "verity=require (which turns metacopy on)",
+	};
+
+	if (cfg->metacopy_by_verity && by_verity[cfg->verity])
+		return by_verity[cfg->verity];
+	return "metacopy=on";
 }
 
 /*
@@ -244,7 +298,8 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 		return lfs_inval(fc, "index=on: conflicts with userxattr (which has no index)");
 	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy &&
 	    fc->user_ns == &init_user_ns)
-		return lfs_inval(fc, "metacopy=on: with userxattr only in a user namespace");
+		return lfs_inval(fc, "%s: with userxattr only in a user namespace",
+				 lfs_metacopy_opt(cfg));
 	if (cfg->whiteout_given && cfg->whiteout == LFS_WH_NATIVE)
 		return lfs_inval(fc, "whiteout=%s: conflicts with userxattr (%s or %s only)",
 				 LFS_WHITEOUT_NATIVE_NAME,
@@ -263,8 +318,13 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
  */
 static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 {
+	int err;
+
 	if (fc->user_ns != &init_user_ns)
 		cfg->given |= BIT(LFS_OPT_USERXATTR);
+	err = lfs_config_verity(fc, cfg);
+	if (err)
+		return err;
 	if (cfg->given & BIT(LFS_OPT_USERXATTR))
 		return lfs_config_userxattr(fc, cfg);
 	/*
@@ -276,7 +336,8 @@ static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 	 */
 	if (cfg->redirect == LFS_REDIRECT_NOFOLLOW &&
 	    (cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy)
-		return lfs_inval(fc, "metacopy=on: conflicts with redirect_dir=nofollow");
+		return lfs_inval(fc, "%s: conflicts with redirect_dir=nofollow",
+				 lfs_metacopy_opt(cfg));
 	if (!(cfg->given & BIT(LFS_OPT_METACOPY)))
 		cfg->metacopy = false;
 	if ((cfg->given & BIT(LFS_OPT_INDEX)) && !cfg->index)
@@ -457,6 +518,8 @@ static void lfs_show_overlay(struct seq_file *m, const struct lfs_sb *sbi)
 		seq_puts(m, ",volatile");
 	if (sbi->userxattr)
 		seq_puts(m, ",userxattr");
+	if (given & BIT(LFS_OPT_VERITY_MODE))
+		seq_printf(m, ",verity=%s", lfs_verity_names[sbi->verity]);
 }
 
 static int lfs_show_options(struct seq_file *m, struct dentry *root)
@@ -830,6 +893,7 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->redirect = cfg->redirect;
 	sbi->userxattr = cfg->given & BIT(LFS_OPT_USERXATTR);
 	sbi->metacopy = cfg->metacopy;
+	sbi->verity = cfg->verity;
 	sbi->xattr = lfs_xattr_ns(sbi->userxattr);
 	sbi->given = cfg->given;
 	sbi->volatile_mount = cfg->given & BIT(LFS_OPT_VOLATILE);
@@ -917,8 +981,8 @@ static int lfs_get_tree(struct fs_context *fc)
  * that name them are ignored, as mount(8) repeats them on remount.  The
  * whiteout format may be repeated, not changed: the upper layer holds
  * whiteouts of the format it was mounted with.  So may overlay's
- * options: redirect_dir=, metacopy=, volatile and userxattr are what the mount was
- * made with (an option not given keeps its value, so neither volatile
+ * options: redirect_dir=, metacopy=, verity=, volatile and userxattr
+ * are what the mount was made with (an option not given keeps its value, so neither volatile
  * nor userxattr can be turned off either); the values of the others
  * that layerfs takes all mean what the mount already does, but
  * index=on on a mount without the index.
@@ -949,6 +1013,9 @@ static int lfs_reconfigure(struct fs_context *fc)
 	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy != sbi->metacopy)
 		return lfs_inval(fc, "metacopy: cannot change on remount (it is %s)",
 				 sbi->metacopy ? "on" : "off");
+	if ((cfg->given & BIT(LFS_OPT_VERITY_MODE)) && cfg->verity != sbi->verity)
+		return lfs_inval(fc, "verity: cannot change on remount (it is %s)",
+				 lfs_verity_names[sbi->verity]);
 	if (!(fc->sb_flags & SB_RDONLY) && !sbi->upper)
 		return lfs_inval(fc, "no upper layer: read-only only");
 	return 0;
@@ -1090,6 +1157,7 @@ out_cache:
 static void __exit lfs_exit(void)
 {
 	unregister_filesystem(&lfs_fs_type);
+	lfs_verity_exit();
 	lfs_rd_exit();
 	lfs_ni_exit();
 	debugfs_remove_recursive(lfs_debugfs);

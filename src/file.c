@@ -94,10 +94,16 @@ static struct dentry *lfs_file_dentry(const struct file *file)
 	struct inode *inode = file_inode(file);
 	struct dentry *dentry = file_dentry(file);
 
-	/* unreachable: d_real gives a dentry of the inode asked about */
-	if (WARN_ON_ONCE(dentry->d_sb != inode->i_sb ||
-			 d_inode(dentry) != inode))
+	/*
+	 * d_real gives a dentry of the inode asked about; a filesystem above
+	 * that answers otherwise is refused without a WARN, which a user who
+	 * stacks mounts could otherwise raise at will.
+	 */
+	if (dentry->d_sb != inode->i_sb || d_inode(dentry) != inode) {
+		pr_warn_ratelimited("%pd2: the filesystem stacked above gave another file for this one\n",
+				    file->f_path.dentry);
 		return ERR_PTR(-EIO);
+	}
 	return dentry;
 }
 

@@ -97,6 +97,12 @@ struct lfs_layer {
 	unsigned int idx;		/* position in the stack, 0 = top */
 	unsigned int fsid;		/* index of the layer's filesystem, for st_ino */
 	char *name;			/* absolute path given at mount, for messages */
+	/*
+	 * a data-only layer (lowerdir=...::D, datadir+): never merged,
+	 * listed or looked up by name, reached only through a lower
+	 * metacopy file's data pointer (lfs_data_lookup()); @fsid unused
+	 */
+	bool data_only;
 };
 
 /* A set of pointers (lfs_ptrset_*() in util.c) */
@@ -118,7 +124,8 @@ struct lfs_config {
 	char **lower_name;		/* their absolute names */
 	unsigned int nr_lower;		/* entries used */
 	unsigned int cap_lower;		/* entries allocated */
-	bool lower_appended;		/* "lowerdir+" was used */
+	unsigned int nr_data;		/* the last of them that are data-only */
+	bool lower_appended;		/* "lowerdir+" or "datadir+" was used */
 	bool lower_listed;		/* "lowerdir" was used */
 	enum lfs_nameindex_mode nameindex; /* "nameindex=" */
 	bool whiteout_given;		/* "whiteout=" was given */
@@ -138,8 +145,10 @@ struct lfs_sb {
 	struct dentry *index;		/* workdir=/index: hard-link index */
 	char *work_name;		/* workdir= as given, for show_options */
 	atomic_long_t tmp_seq;		/* names temporary objects in @work */
-	struct lfs_layer *layers;	/* lower layers, top first */
-	unsigned int nr_layers;		/* number of lower layers */
+	/* lower layers, top first, then the data-only layers in mount order */
+	struct lfs_layer *layers;
+	unsigned int nr_layers;		/* number of regular lower layers */
+	unsigned int nr_data;		/* data-only layers, after them in @layers */
 	struct vfsmount **mnts;		/* distinct private clones */
 	unsigned int nr_mnts;		/* number of distinct clones */
 	unsigned int nr_fsid;		/* distinct filesystems under the layers */
@@ -166,6 +175,12 @@ struct lfs_sb {
 	bool volatile_mount;		/* volatile: no sync reaches the upper layer */
 	errseq_t upper_wb_err;		/* volatile: the upper's s_wb_err at mount */
 };
+
+/* every layer in sbi->layers: the regular lower ones and the data-only ones */
+static inline unsigned int lfs_nr_all_layers(const struct lfs_sb *sbi)
+{
+	return sbi->nr_layers + sbi->nr_data;
+}
 
 /* Are redirects met in a lookup followed? */
 static inline bool lfs_redirect_follow(const struct lfs_sb *sbi)
@@ -491,6 +506,7 @@ void lfs_ni_exit(void);
 struct lfs_dir_arg {
 	const char *name;
 	struct file *file;
+	bool data_only;			/* a data-only layer (lfs_layer) */
 };
 
 int lfs_config_add_lower(struct fs_context *fc, const struct lfs_dir_arg *dir);
@@ -516,6 +532,8 @@ struct dentry *lfs_lookup_upper_child(struct dentry *parent,
 int lfs_read_origin(const struct lfs_sb *sbi, struct dentry *upper,
 		    struct lfs_origin *origin);
 bool lfs_redirect_valid(const char *s, size_t len);
+/* lfs_check_metacopy(): a lower metacopy file whose data pointer leads to a data-only layer */
+#define LFS_MC_POINTER	2
 int lfs_check_metacopy(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 		       struct dentry *real);
 

@@ -322,7 +322,7 @@ EOF
 	[[ $log == *"h/symdir: metacopy file in layer"*"/sl/obj1 is in no data-only layer"* ]]
 }
 
-@test "a redirect is a data pointer only in a lower layer of a mount with data-only layers: forged in the upper layer, or on a mount without them, it shows nothing (EIO)" {
+@test "a redirect is a data pointer only in a lower layer of a mount with data-only layers: forged in the upper layer, or on a mount without them, it shows nothing (EIO); an upper metacopy file without an origin over a pointer file has its own inode" {
 	dl_setup ext4
 	mktree "$WORK" <<EOF
 T U/forged 65536
@@ -339,6 +339,32 @@ hash f1 => @h1
 EOF
 	run dmesg
 	[[ $output == *"forged: metacopy file with a redirect in layer \"$WORK/U\": not followed"* ]]
+	umount "$WORK/mnt"
+	# upper metacopy files made by hand, without a redirect or an origin,
+	# over two pointer files to one object: each its own inode, not the
+	# object's (which many files may point at)
+	rm "$WORK/U/forged"
+	mktree "$WORK" <<EOF
+T U/f1 65536
+a U/f1 $MCX 0x
+m U/f1 600
+T U/f2 65536
+a U/f2 $MCX 0x
+m U/f2 604
+EOF
+	mount -t layerfs none "$WORK/mnt" \
+		-o "lowerdir=$DL,upperdir=$WORK/U,workdir=$WORK/W,metacopy=on"
+	run_ops "$WORK/mnt" <<EOF
+hash $WORK/D0/ab/obj1 => @h1
+hash f1 => @h1
+hash f2 => @h1
+mode f1 => 600
+mode f2 => 604
+ino f1 => @i1
+ino f2 => @i2
+ino $WORK/U/f1 => @i1
+ino $WORK/U/f2 => @i2
+EOF
 	umount "$WORK/mnt"
 	# without data-only layers a lower pointer file is refused as before
 	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$WORK/M:$WORK/D0,metacopy=on"

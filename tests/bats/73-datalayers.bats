@@ -175,8 +175,16 @@ EOF
 	[ "${f1#*: }" = "${o1#*: }" ]
 	[ "${f2#*: }" = "${o1#*: }" ]
 	[ "${f4#*: }" = "${o1#*: }" ]
+	# the extents FIEMAP gives are the object's
+	run_ops "$WORK/mnt" <<EOF
+fiemap $WORK/D0/ab/obj1 => @e1
+fiemap f1 => @e1
+fiemap f2 => @e1
+EOF
 	# and the pages read through one name are the object's: cached
 	# once, found through the other name and the object itself
+	# (dirty pages stay cached: the layers were just written)
+	sync
 	echo 1 >/proc/sys/vm/drop_caches
 	run_ops "$WORK/mnt" <<<'hash f1'
 	run fincore --noheadings --output PAGES "$WORK/D0/ab/obj1"

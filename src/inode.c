@@ -608,8 +608,11 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 	/*
 	 * A lookup gives a regular file more than its top-most object only
 	 * when that is a metacopy file: then the last one has the data.
+	 * The index's copy of a lower one has its data (a file with several
+	 * links is copied whole: lfs_cu_prepare()).
 	 */
-	key->metacopy = !d_is_dir(e->upper ? e->upper : e->real[0].dentry) &&
+	key->metacopy = !index &&
+			!d_is_dir(e->upper ? e->upper : e->real[0].dentry) &&
 			e->nr > (e->upper ? 0 : 1);
 }
 

@@ -408,6 +408,16 @@ static inline struct lfs_layer *lfs_real_layer(const struct inode *inode)
  * its inode's upper (a hard link copied up through another name), else
  * its top-most lower object.
  */
+/*
+ * Is a lookup's entry a lower metacopy file: no upper object, its first
+ * part a regular file and its data the following, last one?  (Only a
+ * metacopy file gives a non-directory more than one part.)
+ */
+static inline bool lfs_entry_lower_metacopy(const struct lfs_entry *e)
+{
+	return !e->upper && e->nr == 2 && d_is_reg(e->real[0].dentry);
+}
+
 static inline void lfs_top_path(const struct dentry *dentry, struct path *path)
 {
 	const struct lfs_entry *e = LFS_E(dentry);

@@ -1196,7 +1196,10 @@ int lfs_lower_positive(struct dentry *dentry)
 
 /*
  * A lower non-directory with several links may already have a copy: its
- * other names then show the copy, found in the index.
+ * other names then show the copy, found in the index.  A lower metacopy
+ * file's entry holds its data too, after it (below, or in a data-only
+ * layer): its names share the metacopy file, the first part, which keys
+ * the index as the copy-up keyed it (lfs_cu_prepare()).
  */
 static struct dentry *lfs_lookup_index(struct super_block *sb,
 				       const struct lfs_entry *e)
@@ -1205,7 +1208,8 @@ static struct dentry *lfs_lookup_index(struct super_block *sb,
 	const struct lfs_real *r = &e->real[0];
 	struct inode *lower;
 
-	if (!sbi->index || e->upper || e->nr != 1)
+	if (!sbi->index || e->upper ||
+	    (e->nr != 1 && !lfs_entry_lower_metacopy(e)))
 		return NULL;
 	lower = d_inode(r->dentry);
 	if (S_ISDIR(lower->i_mode) || lower->i_nlink < 2)

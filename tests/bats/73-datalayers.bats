@@ -429,3 +429,47 @@ EOF
 	[[ $output != *secret* ]]
 	run_ops "$W/u" <<<'kind stolen => absent'
 }
+
+@test "two names of one lower pointer file (hard links, as composefs keeps them) stay one file with an upper layer: a write through one is read through the other after a remount, one st_ino and link count; a write through the other keeps them one" {
+	dl_setup ext4
+	mktree "$WORK" <<EOF
+T M/p1 65536
+a M/p1 $MCX 0x
+a M/p1 $RDX /ab/obj1
+h M/p2 M/p1
+EOF
+	local up="upperdir=$WORK/U,workdir=$WORK/W"
+	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$DL,$up,metacopy=on"
+	run_ops "$WORK/mnt" <<EOF
+hash $WORK/D0/ab/obj1 => @h1
+hash p2 => @h1
+links p1 => 2
+append p1 XYZ
+size p2 => 65539
+hash p1 => @hw
+hash p2 => @hw
+hash $WORK/U/p1 => @hw
+EOF
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	umount "$WORK/mnt"
+	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$DL,$up,metacopy=on"
+	# p2 has no upper name yet: it shows the index's copy of p1's file
+	run_ops "$WORK/mnt" <<EOF
+kind $WORK/U/p2 => absent
+hash $WORK/U/p1 => @hw
+size p2 => 65539
+hash p2 => @hw
+ino p1 => @i
+ino p2 => @i
+links p1 => 2
+links p2 => 2
+append p2 UVW
+size p1 => 65542
+hash p1 => @hv
+hash p2 => @hv
+ino p2 => @i
+links p2 => 2
+sameino $WORK/U/p1 $WORK/U/p2
+EOF
+}

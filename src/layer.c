@@ -320,6 +320,32 @@ static int lfs_check_overlaps(struct fs_context *fc, struct lfs_sb *sbi)
 	return err;
 }
 
+/*
+ * A data-only layer given again as another layer (lowerdir=L::L): its
+ * data pointers could then name any file of a regular layer, and two
+ * data-only layers alike add nothing.  Refused as overlay refuses a
+ * repeated layer (ELOOP); regular layers may repeat (see above).
+ */
+static int lfs_check_data_repeats(struct fs_context *fc,
+				  const struct lfs_sb *sbi)
+{
+	unsigned int i, j;
+
+	for (i = sbi->nr_layers; i < lfs_nr_all_layers(sbi); i++) {
+		for (j = 0; j < i; j++) {
+			if (d_inode(sbi->layers[j].root) !=
+			    d_inode(sbi->layers[i].root))
+				continue;
+			lfs_err(fc, "data-only layer \"%s\" is also %s \"%s\"",
+				sbi->layers[i].name,
+				lfs_layer_kind(&sbi->layers[j]),
+				sbi->layers[j].name);
+			return -ELOOP;
+		}
+	}
+	return 0;
+}
+
 /**
  * lfs_layers_build - turn the resolved lower paths into the layer stack
  * @fc: the mount context, whose config is consumed
@@ -388,6 +414,8 @@ int lfs_layers_build(struct fs_context *fc, struct lfs_sb *sbi)
 	sbi->xino_shift = 64 - bits;
 
 	err = lfs_check_overlaps(fc, sbi);
+	if (!err)
+		err = lfs_check_data_repeats(fc, sbi);
 	sbi->upper_layer.fsid = 0;
 out:
 	kvfree(orig);

@@ -82,6 +82,9 @@ opts_of() {
 		"datadir+=$W/D0,lowerdir=$W/M,metacopy=on|EINVAL|lowerdir= cannot follow lowerdir+ or datadir+"
 		"lowerdir=$W/M::$W/none,metacopy=on|ENOENT|data-only layer \"$W/none\": cannot resolve"
 		"lowerdir=$W/D0::$W/D0/ab,metacopy=on|ELOOP|data-only layer \"$W/D0/ab\" is inside lower layer \"$W/D0\""
+		"lowerdir=$W/D0/ab::$W/D0,metacopy=on|ELOOP|lower layer \"$W/D0/ab\" is inside data-only layer \"$W/D0\""
+		"lowerdir=$W/M:$W/R::$W/R,metacopy=on|ELOOP|data-only layer \"$W/R\" is also lower layer \"$W/R\""
+		"lowerdir=$W/M::$W/D0::$W/D0,metacopy=on|ELOOP|data-only layer \"$W/D0\" is also data-only layer \"$W/D0\""
 		"lowerdir=$W/M::$W/D0,upperdir=$W/D0/ab,workdir=$W/W,metacopy=on|ELOOP|upperdir or workdir overlaps data-only layer \"$W/D0\""
 	)
 	local c data errno msg out

@@ -767,7 +767,8 @@ static char *lfs_read_data_pointer(const struct lfs_sb *sbi,
 		kfree(buf);
 		return ERR_PTR(len);
 	}
-	if (buf[0] == '/' && lfs_redirect_valid(buf, len)) {
+	/* it may have shrunk since its size was read */
+	if (len >= 2 && buf[0] == '/' && lfs_redirect_valid(buf, len)) {
 		buf[len] = '\0';
 		return buf;
 	}

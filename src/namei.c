@@ -848,8 +848,12 @@ static int lfs_data_in_layer(const struct lfs_sb *sbi,
 /*
  * Follow the data pointer of @mc, a metacopy file of the lower layer
  * @layer: the data is the first object at its path, in the data-only
- * layers in mount order, that is data.  None: EIO, as a metacopy file
- * without data below.  Caller runs as the mounter.
+ * layers in mount order, that is data.  A layer that cannot tell (a
+ * directory the mounter may not search, a marker it cannot read) does
+ * not hide a copy in the next one, as overlay tries every data-only
+ * layer; only running out of memory stops the search.  None holds it:
+ * the last such error, else EIO, as a metacopy file without data below.
+ * Caller runs as the mounter.
  * Return: 0 and *@at (a reference to the data, and its layer), or -errno.
  */
 static int lfs_data_lookup(const struct lfs_sb *sbi,
@@ -858,25 +862,31 @@ static int lfs_data_lookup(const struct lfs_sb *sbi,
 {
 	struct dentry *data = NULL;
 	unsigned int i;
+	int found = 0, err = -EIO;
 	char *path;
-	int found = 0;
 
 	path = lfs_read_data_pointer(sbi, layer, mc);
 	if (IS_ERR(path))
 		return PTR_ERR(path);
-	for (i = sbi->nr_layers; !found && i < lfs_nr_all_layers(sbi); i++) {
+	for (i = sbi->nr_layers; i < lfs_nr_all_layers(sbi); i++) {
 		found = lfs_data_in_layer(sbi, &sbi->layers[i], path, &data);
-		if (found > 0)
-			*at = (struct lfs_real){ .dentry = data,
-						 .layer = &sbi->layers[i] };
+		if (found > 0 || found == -ENOMEM)
+			break;
+		if (found < 0)
+			err = found;
 	}
-	if (!found) {
-		pr_warn_ratelimited("%pd2: metacopy file in layer \"%s\" without data: %s is in no data-only layer\n",
-				    mc, layer->name, path);
-		found = -EIO;
+	if (found > 0) {
+		*at = (struct lfs_real){ .dentry = data,
+					 .layer = &sbi->layers[i] };
+		err = 0;
+	} else if (found == -ENOMEM) {
+		err = found;
+	} else {
+		pr_warn_ratelimited("%pd2: metacopy file in layer \"%s\" without data: %s is in no data-only layer (%d)\n",
+				    mc, layer->name, path, err);
 	}
 	kfree(path);
-	return found < 0 ? found : 0;
+	return err;
 }
 
 /*

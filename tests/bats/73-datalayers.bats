@@ -274,16 +274,23 @@ EOF
 }
 
 # Hostile pointers: each row is a metacopy file h/NAME in M whose
-# redirect is VALUE, what else the layers hold (mktree lines, ";" between
-# them), the errno a read of it through layerfs gives, and the reference:
-# overlay 6.1 has no data-only layers, it refuses the syntax.  The
-# relative one would lead to /ab/obj1 if its first byte were skipped
-# unchecked.
+# redirect is VALUE ("0x..." in hex), what else the layers hold (mktree
+# lines, ";" between them), the errno (or the content) a read of it
+# through layerfs gives, and the reference: overlay 6.1 has no data-only
+# layers, it refuses the syntax.  The relative one would lead to D0/obj
+# if its first byte were skipped unchecked; the one with a NUL to
+# /ab/obj1 if read up to the NUL; the name over NAME_MAX would fail the
+# lookup (ENAMETOOLONG) rather than the pointer (EIO).  What D0 cannot
+# give (a file in the middle of the path, a metacopy file) D1 gives.
 #   name | redirect | setup | layerfs | overlay 6.1
+LONGNAME=$(printf '%0256d' 0)
 HOSTILE=(
 	"dotdot|/ab/../ab/obj1||EIO|refuses the syntax"
 	"escape|/../D0/ab/obj1||EIO|refuses the syntax"
-	"relative|xab/obj1||EIO|refuses the syntax"
+	"relative|xobj|f D0/obj rel|EIO|refuses the syntax"
+	"nul|0x2f61622f6f626a3100||EIO|refuses the syntax"
+	"name-max|/$LONGNAME||EIO|refuses the syntax"
+	"middle-file|/nd/obj|f D0/nd x;f D1/nd/obj d1obj|d1obj|refuses the syntax"
 	"empty-name|/ab//obj1||EIO|refuses the syntax"
 	"trailing|/ab/obj1/||EIO|refuses the syntax"
 	"symdir|/sl/obj1|l D0/sl ab|EIO|refuses the syntax"
@@ -291,11 +298,11 @@ HOSTILE=(
 	"dir|/ab||EIO|refuses the syntax"
 	"dev|/dev|c D0/dev 1 3|EIO|refuses the syntax"
 	"missing|/zz/none||EIO|refuses the syntax"
-	"metacopy-obj|/mc|T D0/mc 65536;a D0/mc $MCX 0x|EIO|refuses the syntax"
+	"metacopy-obj|/mc|T D0/mc 65536;a D0/mc $MCX 0x;f D1/mc mcdata|mcdata|refuses the syntax"
 	"regular-layer|/r||EIO|refuses the syntax"
 )
 
-@test "hostile data pointers show nothing (EIO and a log line naming the file): .., relative, empty names, symlinks, a directory or device, a missing object, a metacopy object, a path only a regular layer holds; the good ones still read" {
+@test "hostile data pointers show nothing (EIO and a log line naming the file): .., relative, NUL, a name over NAME_MAX, empty names, symlinks, a directory or device, a missing object, a path only a regular layer holds; a metacopy object or a file mid-path in D0 falls through to D1; the good ones still read" {
 	lfs_workdir ext4
 	local r name val setup want ref spec="" out log
 	dl_spec >"$WORK/spec"
@@ -395,7 +402,7 @@ hash f1 => @h1
 EOF
 }
 
-@test "userxattr in a user namespace: a user.overlay.redirect the layer's owner wrote leads only to data the mounter may read (EACCES else, at each use), never through a directory it may not search" {
+@test "userxattr in a user namespace: a user.overlay.redirect the layer's owner wrote leads only to data the mounter may read (EACCES else, at each use; the mounter's own 0600 file reads), never through a directory it may not search, which does not hide the next data-only layer's object" {
 	lfs_workdir ext4
 	mktree "$WORK" <<EOF
 f D0/ok/obj hello
@@ -410,20 +417,37 @@ a M/stolen user.overlay.redirect /root/obj
 T M/closed 6
 a M/closed user.overlay.metacopy 0x
 a M/closed user.overlay.redirect /closed/obj
+f D0/c2/obj hidden
+f D1/c2/obj second
+T M/closed2 6
+a M/closed2 user.overlay.metacopy 0x
+a M/closed2 user.overlay.redirect /c2/obj
+f D0/mine/obj mine
+T M/mine 4
+a M/mine user.overlay.metacopy 0x
+a M/mine user.overlay.redirect /mine/obj
 d u
 d w
 EOF
 	chown -R 1000:1000 "$WORK/M" "$WORK/u" "$WORK/w" "$WORK/mnt" "$WORK/D0/ok"
 	chmod 0600 "$WORK/D0/root/obj"
-	chmod 0700 "$WORK/D0/closed"
+	chmod 0700 "$WORK/D0/closed" "$WORK/D0/c2"
+	# the mounter's own file that only it may read: the bound is the
+	# mounter's read, so a pointer to it reads
+	chown 1000:1000 "$WORK/D0/mine/obj"
+	chmod 0600 "$WORK/D0/mine/obj"
 	W=$WORK
 	export W PROBE
+	# closed2: a directory of D0 the mounter may not search does not
+	# hide D1's object (overlay tries every data-only layer); closed,
+	# in D0 alone, gives D0's error
 	printf '%s\n' 'read ok => hello' 'read stolen => EACCES' \
 		'blocks stolen => 0' 'owner stolen => 0:0' \
 		'fiemap stolen => EACCES' 'chmod stolen 600 => EACCES' \
-		'read closed => EACCES' 'read ok => hello' >"$W/ops"
+		'read closed => EACCES' 'read closed2 => second' \
+		'read mine => mine' 'read ok => hello' >"$W/ops"
 	run setpriv --reuid=1000 --regid=1000 --clear-groups unshare -Urm sh -c '
-		"$PROBE" mount2 layerfs "$W/mnt" "lowerdir=$W/M::$W/D0,upperdir=$W/u,workdir=$W/w,userxattr,metacopy=on" || exit 1
+		"$PROBE" mount2 layerfs "$W/mnt" "lowerdir=$W/M::$W/D0::$W/D1,upperdir=$W/u,workdir=$W/w,userxattr,metacopy=on" || exit 1
 		"$PROBE" ops "$W/mnt" <"$W/ops"'
 	echo "$output"
 	[ "$status" = 0 ]
@@ -431,6 +455,33 @@ EOF
 	[[ $output != *FAIL* ]]
 	[[ $output != *secret* ]]
 	run_ops "$W/u" <<<'kind stolen => absent'
+}
+
+@test "a data pointer of PATH_MAX bytes or more is refused (EIO) even where its path exists; one byte less reads" {
+	lfs_workdir tmpfs
+	local n i p p15=""
+	# 16 names of 255 bytes: a pointer of 16 * 256 = PATH_MAX bytes; the
+	# last name one byte shorter gives PATH_MAX - 1
+	n=$(printf '%0255d' 0)
+	mkdir -p "$WORK/M" "$WORK/D0"
+	(cd "$WORK/D0" && for i in $(seq 15); do mkdir "$n" && cd "$n" || exit 1; done &&
+		printf long >"$n" && printf short >"${n%0}")
+	for i in $(seq 15); do p15+="/$n"; done
+	for p in long short; do
+		truncate -s 6 "$WORK/M/$p"
+		setfattr -n "$MCX" "$WORK/M/$p"
+	done
+	setfattr -n "$RDX" -v "$p15/$n" "$WORK/M/long"
+	setfattr -n "$RDX" -v "$p15/${n%0}" "$WORK/M/short"
+	[ "$(getfattr --only-values -n "$RDX" "$WORK/M/long" | wc -c)" = 4096 ]
+	dmesg -C
+	mount -t layerfs none "$WORK/mnt" -o "lowerdir=$WORK/M::$WORK/D0,metacopy=on"
+	run_ops "$WORK/mnt" <<EOF
+read long => EIO
+read short => short
+EOF
+	run dmesg
+	[[ $output == *"long: invalid data pointer in layer \"$WORK/M\""* ]]
 }
 
 @test "two names of one lower pointer file (hard links, as composefs keeps them) stay one file with an upper layer: a write through one is read through the other after a remount, one st_ino and link count; a write through the other keeps them one" {

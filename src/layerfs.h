@@ -104,6 +104,12 @@ struct lfs_layer {
 	unsigned int idx;		/* position in the stack, 0 = top */
 	unsigned int fsid;		/* index of the layer's filesystem, for st_ino */
 	char *name;			/* absolute path given at mount, for messages */
+	/*
+	 * a data-only layer (lowerdir=...::D, datadir+): never merged,
+	 * listed or looked up by name, reached only through a lower
+	 * metacopy file's data pointer (lfs_data_lookup()); @fsid unused
+	 */
+	bool data_only;
 };
 
 /* A set of pointers (lfs_ptrset_*() in util.c) */
@@ -125,7 +131,8 @@ struct lfs_config {
 	char **lower_name;		/* their absolute names */
 	unsigned int nr_lower;		/* entries used */
 	unsigned int cap_lower;		/* entries allocated */
-	bool lower_appended;		/* "lowerdir+" was used */
+	unsigned int nr_data;		/* the last of them that are data-only */
+	bool lower_appended;		/* "lowerdir+" or "datadir+" was used */
 	bool lower_listed;		/* "lowerdir" was used */
 	enum lfs_nameindex_mode nameindex; /* "nameindex=" */
 	bool whiteout_given;		/* "whiteout=" was given */
@@ -147,8 +154,10 @@ struct lfs_sb {
 	struct dentry *index;		/* workdir=/index: hard-link index */
 	char *work_name;		/* workdir= as given, for show_options */
 	atomic_long_t tmp_seq;		/* names temporary objects in @work */
-	struct lfs_layer *layers;	/* lower layers, top first */
-	unsigned int nr_layers;		/* number of lower layers */
+	/* lower layers, top first, then the data-only layers in mount order */
+	struct lfs_layer *layers;
+	unsigned int nr_layers;		/* number of regular lower layers */
+	unsigned int nr_data;		/* data-only layers, after them in @layers */
 	struct vfsmount **mnts;		/* distinct private clones */
 	unsigned int nr_mnts;		/* number of distinct clones */
 	unsigned int nr_fsid;		/* distinct filesystems under the layers */
@@ -176,6 +185,12 @@ struct lfs_sb {
 	bool volatile_mount;		/* volatile: no sync reaches the upper layer */
 	errseq_t upper_wb_err;		/* volatile: the upper's s_wb_err at mount */
 };
+
+/* every layer in sbi->layers: the regular lower ones and the data-only ones */
+static inline unsigned int lfs_nr_all_layers(const struct lfs_sb *sbi)
+{
+	return sbi->nr_layers + sbi->nr_data;
+}
 
 /* Are redirects met in a lookup followed? */
 static inline bool lfs_redirect_follow(const struct lfs_sb *sbi)
@@ -409,6 +424,16 @@ static inline struct lfs_layer *lfs_real_layer(const struct inode *inode)
  * its inode's upper (a hard link copied up through another name), else
  * its top-most lower object.
  */
+/*
+ * Is a lookup's entry a lower metacopy file: no upper object, its first
+ * part a regular file and its data the following, last one?  (Only a
+ * metacopy file gives a non-directory more than one part.)
+ */
+static inline bool lfs_entry_lower_metacopy(const struct lfs_entry *e)
+{
+	return !e->upper && e->nr == 2 && d_is_reg(e->real[0].dentry);
+}
+
 static inline void lfs_top_path(const struct dentry *dentry, struct path *path)
 {
 	const struct lfs_entry *e = LFS_E(dentry);
@@ -507,6 +532,7 @@ void lfs_ni_exit(void);
 struct lfs_dir_arg {
 	const char *name;
 	struct file *file;
+	bool data_only;			/* a data-only layer (lfs_layer) */
 };
 
 int lfs_config_add_lower(struct fs_context *fc, const struct lfs_dir_arg *dir);
@@ -532,6 +558,8 @@ struct dentry *lfs_lookup_upper_child(struct dentry *parent,
 int lfs_read_origin(const struct lfs_sb *sbi, struct dentry *upper,
 		    struct lfs_origin *origin);
 bool lfs_redirect_valid(const char *s, size_t len);
+/* lfs_check_metacopy(): a lower metacopy file whose data pointer leads to a data-only layer */
+#define LFS_MC_POINTER	2
 int lfs_check_metacopy(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 		       struct dentry *real);
 

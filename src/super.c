@@ -19,6 +19,7 @@
 enum lfs_param {
 	LFS_OPT_LOWERDIR,
 	LFS_OPT_LOWERDIR_ADD,
+	LFS_OPT_DATADIR_ADD,
 	LFS_OPT_UPPERDIR,
 	LFS_OPT_WORKDIR,
 	LFS_OPT_NAMEINDEX,
@@ -111,6 +112,7 @@ static const struct constant_table lfs_uuid_modes[] = {
 static const struct fs_parameter_spec lfs_param_spec[] = {
 	fsparam_string("lowerdir",	LFS_OPT_LOWERDIR),
 	fsparam_string("lowerdir+",	LFS_OPT_LOWERDIR_ADD),
+	fsparam_string("datadir+",	LFS_OPT_DATADIR_ADD),
 	fsparam_string("upperdir",	LFS_OPT_UPPERDIR),
 	fsparam_string("workdir",	LFS_OPT_WORKDIR),
 	fsparam_enum("nameindex",	LFS_OPT_NAMEINDEX, lfs_nameindex_modes),
@@ -129,16 +131,39 @@ static const struct fs_parameter_spec lfs_param_spec[] = {
 };
 
 /*
- * Split a "lowerdir=" value at unescaped colons and add each layer.
- * Backslash escapes the next character (":", ",", "\").  The value is
- * modified in place.
+ * The separator that ends a layer of a "lowerdir=" list at @in (after
+ * its ':'): "::" starts the data-only layers (overlay's syntax, Linux
+ * 6.5), and separates each of them from the next; a single ':' between
+ * two data-only layers would make the second a regular one below a
+ * data-only one.  Sets *@data for the layer that follows.
+ */
+static int lfs_lowerdir_sep(struct fs_context *fc, char **in, bool *data)
+{
+	if (**in == ':') {
+		(*in)++;
+		*data = true;
+		return 0;
+	}
+	if (*data)
+		return lfs_inval(fc, "lowerdir=: ':' after \"::\" (data-only layers take \"::\")");
+	return 0;
+}
+
+/*
+ * Split a "lowerdir=" value at unescaped colons and add each layer:
+ * "L0:L1::D0::D1", the regular lower layers top first, then after "::"
+ * the data-only ones.  Backslash escapes the next character (":", ",",
+ * "\\").  The value is modified in place.
  */
 static int lfs_parse_lowerdir_list(struct fs_context *fc, char *list)
 {
 	char *start = list, *in = list, *out = list;
 	struct lfs_dir_arg dir = {};
+	bool data = false;
 	int err;
 
+	if (list[0] == ':' && list[1] == ':')
+		return lfs_inval(fc, "lowerdir=: \"::\" first (a regular layer must come before)");
 	for (;;) {
 		char c = *in++;
 
@@ -154,8 +179,12 @@ static int lfs_parse_lowerdir_list(struct fs_context *fc, char *list)
 		if (out == start)
 			return lfs_inval(fc, "empty layer in lowerdir=");
 		dir.name = start;
+		dir.data_only = data;
 		err = lfs_config_add_lower(fc, &dir);
 		if (err || c == '\0')
+			return err;
+		err = lfs_lowerdir_sep(fc, &in, &data);
+		if (err)
 			return err;
 		start = in;
 		out = in;
@@ -346,20 +375,53 @@ static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 }
 
 /*
- * FSCONFIG_SET_FD: "lowerdir+", "upperdir" and "workdir" take a directory
+ * "lowerdir+" and "datadir+" (Linux 6.7's fsconfig keys): one layer each,
+ * the regular lower ones top first, then the data-only ones; not mixed
+ * with "lowerdir=".
+ */
+static int lfs_append_lower(struct fs_context *fc, const struct lfs_dir_arg *dir)
+{
+	struct lfs_config *cfg = fc->fs_private;
+	const char *key = dir->data_only ? "datadir+" : "lowerdir+";
+
+	if (cfg->lower_listed)
+		return lfs_inval(fc, "%s cannot follow lowerdir=", key);
+	if (!dir->data_only && cfg->nr_data)
+		return lfs_inval(fc, "lowerdir+ cannot follow datadir+ (data-only: last)");
+	cfg->lower_appended = true;
+	return lfs_config_add_lower(fc, dir);
+}
+
+/*
+ * Data-only layers: below at least one regular lower layer (they are
+ * never merged, so a stack of them alone would show an empty root), and
+ * only with metacopy=on, as overlay asks: their data is reached through
+ * metacopy files alone, which metacopy=off refuses.
+ */
+static int lfs_config_check_data(struct fs_context *fc,
+				 const struct lfs_config *cfg)
+{
+	if (!cfg->nr_data)
+		return 0;
+	if (cfg->nr_data == cfg->nr_lower)
+		return lfs_inval(fc, "data-only layers need a regular lower layer above them");
+	if (!cfg->metacopy)
+		return lfs_inval(fc, "data-only layers need metacopy=on");
+	return 0;
+}
+
+/*
+ * FSCONFIG_SET_FD: "lowerdir+", "datadir+", "upperdir" and "workdir" take a directory
  * by descriptor, as overlay does since Linux 6.13, so that a container
  * engine need not give each layer a path (or a mount) of its own.
  */
 static int lfs_parse_fd_param(struct fs_context *fc, struct fs_parameter *param)
 {
-	struct lfs_config *cfg = fc->fs_private;
 	struct lfs_dir_arg dir = { .file = param->file };
 
-	if (!strcmp(param->key, "lowerdir+")) {
-		if (cfg->lower_listed)
-			return lfs_inval(fc, "lowerdir+ cannot follow lowerdir=");
-		cfg->lower_appended = true;
-		return lfs_config_add_lower(fc, &dir);
+	if (!strcmp(param->key, "lowerdir+") || !strcmp(param->key, "datadir+")) {
+		dir.data_only = param->key[0] == 'd';
+		return lfs_append_lower(fc, &dir);
 	}
 	if (!strcmp(param->key, "upperdir") || !strcmp(param->key, "workdir"))
 		return lfs_config_set_upper(fc, param->key, &dir);
@@ -384,17 +446,16 @@ static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	switch (opt) {
 	case LFS_OPT_LOWERDIR:
 		if (cfg->lower_appended)
-			return lfs_inval(fc, "lowerdir= cannot follow lowerdir+");
+			return lfs_inval(fc, "lowerdir= cannot follow lowerdir+ or datadir+");
 		if (cfg->lower_listed)
 			return lfs_inval(fc, "lowerdir= given twice");
 		cfg->lower_listed = true;
 		return lfs_parse_lowerdir_list(fc, param->string);
 	case LFS_OPT_LOWERDIR_ADD:
-		if (cfg->lower_listed)
-			return lfs_inval(fc, "lowerdir+ cannot follow lowerdir=");
-		cfg->lower_appended = true;
+	case LFS_OPT_DATADIR_ADD:
 		dir.name = param->string;
-		return lfs_config_add_lower(fc, &dir);
+		dir.data_only = opt == LFS_OPT_DATADIR_ADD;
+		return lfs_append_lower(fc, &dir);
 	case LFS_OPT_UPPERDIR:
 	case LFS_OPT_WORKDIR:
 		lfs_unescape(param->string);
@@ -528,8 +589,11 @@ static int lfs_show_options(struct seq_file *m, struct dentry *root)
 	unsigned int i;
 
 	seq_puts(m, ",lowerdir=");
-	for (i = 0; i < sbi->nr_layers; i++) {
-		if (i)
+	for (i = 0; i < lfs_nr_all_layers(sbi); i++) {
+		/* "::" before each data-only layer, as lowerdir= reads them */
+		if (i >= sbi->nr_layers)
+			seq_puts(m, "::");
+		else if (i)
 			seq_putc(m, ':');
 		lfs_show_path(m, sbi->layers[i].name);
 	}
@@ -789,7 +853,8 @@ static bool lfs_stack_revalidates(const struct lfs_sb *sbi)
 
 	if (sbi->upper && lfs_layer_revalidates(sbi->upper->root))
 		return true;
-	for (i = 0; i < sbi->nr_layers; i++)
+	/* a data-only layer's objects are parts of metacopy files' entries */
+	for (i = 0; i < lfs_nr_all_layers(sbi); i++)
 		if (lfs_layer_revalidates(sbi->layers[i].root))
 			return true;
 	return false;
@@ -970,6 +1035,8 @@ static int lfs_get_tree(struct fs_context *fc)
 		return -EPERM;
 	}
 	err = lfs_config_check(fc, fc->fs_private);
+	if (!err)
+		err = lfs_config_check_data(fc, fc->fs_private);
 	if (err)
 		return err;
 	return get_tree_nodev(fc, lfs_fill_super);

@@ -95,8 +95,16 @@ struct lfs_origin {
  * data is that of the first regular file without this marker that the
  * lookup of the same path finds in the layers below, as a lookup walks
  * them (whiteouts, opaque directories and directory redirects
- * included).  There is no other pointer: a metacopy file that is
- * renamed or linked gets its data first.  A lower layer's metacopy file
+ * included).  The one other pointer is overlay 6.5's data pointer: on a
+ * metacopy file of a regular lower layer, LFS_XATTR_REDIRECT holding an
+ * absolute path ("/ab/cdef": names separated by one '/', none empty,
+ * "." or ".."), looked up in the data-only layers (lowerdir=L::D,
+ * datadir+) in mount order; the first that holds a regular file without
+ * this marker there, every name before it a directory (no symlink is
+ * followed), gives the data.  None does, or the mount has no data-only
+ * layer, or the metacopy file is in the upper layer (layerfs never
+ * writes a redirect on a file): EIO.  A metacopy file that is renamed
+ * or linked through the mount gets its data first.  A lower layer's metacopy file
  * is followed only on a mount with metacopy=on.  Overlay's name; the
  * value is empty (no digest, as overlay 6.1 writes it) or a struct
  * lfs_metacopy (overlay 6.6's); any other value is refused: EIO.  Set by

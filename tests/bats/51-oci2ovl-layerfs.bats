@@ -30,6 +30,7 @@ setup() {
 
 teardown() {
 	mountpoint -q "$W/mnt" && umount "$W/mnt"
+	mountpoint -q "$W/m2" && umount "$W/m2"
 	mountpoint -q "$W/objfs" && umount "$W/objfs"
 	true
 }
@@ -215,5 +216,75 @@ lfs_mount_opts() {
 	[ "$(cat "$W/mnt/etc/passwd")" = "$t"$'\n'more ]
 	"$B" umount "$W/mnt"
 	"$B" verify --all
+	umount "$W/objfs"
+}
+
+# lfs_mapino PATH: "MAJ:MIN INO" of the real file a mapping of PATH's
+# first page belongs to, as /proc/self/maps shows it
+lfs_mapino() {
+	local out
+	out=$("$LFS_REPO/build/bin/lfs-probe" ops <<<"mapino $1") || return 1
+	echo "${out#*: }"
+}
+
+# lfs_cached PATH: how many of PATH's pages are in the page cache
+lfs_cached() {
+	fincore -n -r -o PAGES "$1"
+}
+
+@test "two images with no layer in common that hold one file's data, imported with --objects and mounted at once, read it through one real inode, the object's: one page cache (issue #25)" {
+	local img=$W/share.img L=$W/share/layout obj sa sb oa ob o t
+	lfs_need_data_layers
+	truncate -s 64M "$img"
+	mkfs.ext4 -q -b 4096 -O verity "$img" || mkfs.ext4 -q -b 4096 "$img"
+	mkdir -p "$W/objfs" "$W/m2" "$W/share/a" "$W/share/b"
+	mount -o loop "$img" "$W/objfs"
+	export OCI2OVL_STORE=$W/objfs/store
+	# image a holds a/shared and a/own, image b b/shared (the same 64 KiB)
+	# and b/own: one layer each, with nothing else in common
+	printf -v t '%65536s' ''
+	printf '%s' "${t// /s}" >"$W/share/a/shared"
+	cp "$W/share/a/shared" "$W/share/b/shared"
+	echo own-a >"$W/share/a/own"
+	echo own-b >"$W/share/b/own"
+	umoci init --layout "$L"
+	for t in a b; do
+		umoci new --image "$L:$t"
+		umoci insert --image "$L:$t" "$W/share/$t" "/$t"
+		"$B" import --objects "$L:$t"
+	done
+	[ "$(find "$OCI2OVL_STORE/layers" -mindepth 1 -maxdepth 1 | wc -l)" = 2 ]
+	# the shared data is one object, both layers' files point at it
+	obj=$(sha256sum "$W/share/a/shared")
+	obj=/${obj:0:2}/${obj:2:62}
+	[ "$(getfattr -h --only-values -n trusted.overlay.redirect "$OCI2OVL_STORE"/layers/*/a/shared)" = "$obj" ]
+	[ "$(getfattr -h --only-values -n trusted.overlay.redirect "$OCI2OVL_STORE"/layers/*/b/shared)" = "$obj" ]
+	obj=$OCI2OVL_STORE/objects$obj
+	[ "$(find "$OCI2OVL_STORE/objects" -type f -exec cmp -s "$W/share/a/shared" {} \; -print)" = "$obj" ]
+	"$B" mount a "$W/mnt"
+	"$B" mount b "$W/m2"
+	sa=$(lfs_mapino "$W/mnt/a/shared")
+	sb=$(lfs_mapino "$W/m2/b/shared")
+	oa=$(lfs_mapino "$W/mnt/a/own")
+	ob=$(lfs_mapino "$W/m2/b/own")
+	o=$(lfs_mapino "$obj")
+	echo "object $o, a/shared $sa, b/shared $sb, a/own $oa, b/own $ob"
+	[[ $o == [0-9a-f]*:[0-9a-f]*" "[0-9]* ]]
+	[ "$sa" = "$o" ]
+	[ "$sb" = "$o" ]
+	[ "$oa" != "$ob" ]
+	[ "$oa" != "$o" ]
+	# a read through one mount fills the object's page cache, and no
+	# other: the layers' files stay sparse and uncached
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	[ "$(lfs_cached "$obj")" = 0 ]
+	cmp "$W/mnt/a/shared" "$W/share/a/shared"
+	[ "$(lfs_cached "$obj")" = 16 ]
+	[ "$(lfs_cached "$OCI2OVL_STORE"/layers/*/a/shared)" = 0 ]
+	[ "$(lfs_cached "$OCI2OVL_STORE"/layers/*/b/shared)" = 0 ]
+	cmp "$W/m2/b/shared" "$W/share/a/shared"
+	"$B" umount "$W/m2"
+	"$B" umount "$W/mnt"
 	umount "$W/objfs"
 }

@@ -26,11 +26,11 @@ T ?=
 # Debian packages every target needs, installed by 'make deps'
 # (procps: bats needs pkill or ps for its per-test timeout; the mkfs
 # tools of the filesystem matrix: xfsprogs, btrfs-progs, erofs-utils and
-# squashfs-tools)
+# squashfs-tools; fsverity: the fs-verity files of 74-verity)
 DEPS := linux-source-6.1 gcc make flex bison bc libelf-dev libssl-dev \
 	cpio xz-utils kmod perl qemu-system-x86 e2fsprogs attr acl bats \
 	skopeo umoci sparse fuse-overlayfs procps xfsprogs btrfs-progs \
-	erofs-utils squashfs-tools
+	erofs-utils squashfs-tools fsverity
 
 # Userspace programs built by 'make tools' (fragments add to it)
 TOOLS_BIN :=

@@ -66,6 +66,7 @@ struct lfs_cu {
 	struct dentry *temp;		/* the copy, in work/ */
 	bool indexed;			/* link the copy into index/ */
 	bool metacopy;			/* copy the metadata only */
+	struct lfs_metacopy mc;		/* @metacopy: the copy's marker */
 	unsigned int flags;		/* LFS_CU_* */
 };
 
@@ -219,7 +220,8 @@ static int lfs_cu_copy_data(struct lfs_cu *cu)
 
 /*
  * A metadata-only copy: the data's size, as a hole, and the marker that
- * says the data is below.
+ * says the data is below, with the data's digest if there is one
+ * (lfs_verity_metacopy()); empty without, as layerfs always wrote it.
  */
 static int lfs_cu_make_metacopy(struct lfs_cu *cu)
 {
@@ -227,9 +229,12 @@ static int lfs_cu_make_metacopy(struct lfs_cu *cu)
 	int err;
 
 	err = lfs_cu_setattr(cu->sbi, cu->temp, &attr);
-	if (!err)
-		err = lfs_set_marker(cu->sbi, cu->temp, LFS_XA_METACOPY, "", 0);
-	return err;
+	if (err)
+		return err;
+	if (!cu->mc.digest_algo)
+		return lfs_set_marker(cu->sbi, cu->temp, LFS_XA_METACOPY, "", 0);
+	return lfs_set_marker(cu->sbi, cu->temp, LFS_XA_METACOPY, &cu->mc,
+			      cu->mc.len);
 }
 
 /* Copy one xattr; the upper filesystem may not know some namespaces. */
@@ -609,6 +614,28 @@ static int lfs_cu_check_ids(const struct lfs_cu *cu)
 }
 
 /*
+ * verity= (verity.c): the marker a metadata-only copy gets, or a whole
+ * copy instead (verity=require, data without fs-verity); the data a
+ * whole copy of a lower metacopy file reads is checked against its
+ * digest first.  Caller runs as the mounter, who may read the data.
+ */
+static int lfs_cu_verity(struct lfs_cu *cu, const struct lfs_layer *layer)
+{
+	int err;
+
+	if (cu->metacopy) {
+		err = lfs_verity_metacopy(cu->dentry, &cu->lower, layer,
+					  &cu->data, &cu->mc);
+		if (err <= 0)
+			return err;
+		cu->metacopy = false;
+	}
+	if (lfs_cu_has_data(cu) && cu->data.dentry != cu->lower.dentry)
+		return lfs_verity_check_path(cu->dentry, &cu->data);
+	return 0;
+}
+
+/*
  * The object's lower original, and what the copy must be made of.  The
  * checks that may refuse the copy-up come here, before anything is made
  * in work/: the owner's mapping, and for data to copy (now, or later
@@ -663,7 +690,7 @@ static int lfs_cu_prepare(struct lfs_cu *cu)
 		if (err)
 			return err;
 	}
-	return 0;
+	return lfs_cu_verity(cu, e->real[0].layer);
 }
 
 /*
@@ -918,17 +945,19 @@ static ssize_t lfs_cu_get_caps(struct lfs_sb *sbi, struct dentry *upper,
 }
 
 /*
- * Fill the upper metacopy file @upper with its data from @data, as the
- * mounter, then give it back what writing it changed (its file
+ * Fill the upper metacopy file @upper of @dentry with its data from
+ * @data, as the mounter, once the data passed the digest check
+ * (verity=), then give it back what writing it changed (its file
  * capability and times) and remove the marker: last, so that until then
  * the file is a whole metacopy file, whose data is below.  The mode is
  * not put back: a set-user-ID bit the mounter's write dropped stays
  * dropped (as overlay), where putting it back could undo a chown that
  * ran during the fill and cleared it.
  */
-static int lfs_cu_fill(struct lfs_sb *sbi, struct dentry *upper,
+static int lfs_cu_fill(struct dentry *dentry, struct dentry *upper,
 		       const struct path *data)
 {
+	struct lfs_sb *sbi = LFS_SB(dentry->d_sb);
 	struct path upath = { .mnt = sbi->upper->mnt, .dentry = upper };
 	struct kstat ustat, dstat;
 	struct iattr attr;
@@ -943,6 +972,9 @@ static int lfs_cu_fill(struct lfs_sb *sbi, struct dentry *upper,
 				  AT_STATX_SYNC_AS_STAT);
 	if (!err)
 		err = lfs_real_may_read(data);
+	/* the data must be what the upper marker's digest says (verity=) */
+	if (!err)
+		err = lfs_verity_check_path(dentry, data);
 	if (err)
 		return err;
 	caps_size = lfs_cu_get_caps(sbi, upper, &caps);
@@ -976,7 +1008,6 @@ static int lfs_copy_up_data(struct dentry *dentry)
 {
 	struct inode *inode = d_inode(dentry);
 	struct lfs_inode *li = LFS_I(inode);
-	struct lfs_sb *sbi = LFS_SB(dentry->d_sb);
 	const struct cred *old_cred;
 	struct dentry *upper;
 	struct path data;
@@ -988,7 +1019,7 @@ static int lfs_copy_up_data(struct dentry *dentry)
 		goto out_unlock;
 	lfs_data_path(inode, &data);
 	old_cred = lfs_override_creds(dentry->d_sb);
-	err = lfs_cu_fill(sbi, upper, &data);
+	err = lfs_cu_fill(dentry, upper, &data);
 	revert_creds(old_cred);
 	if (!err)
 		lfs_inode_clear_metacopy(inode);

@@ -44,7 +44,8 @@ struct lfs_file {
  * allowed to open it, with the caller's access mode.  The real file's
  * f_path is the layerfs path (the real inode comes from the layerfs
  * inode, not from the file's dentry: when layerfs is stacked on layerfs,
- * the lower one is opened with the upper one's path).
+ * the lower one is opened with the upper one's path, and finds its own
+ * dentry with lfs_file_dentry()).
  */
 static struct file *lfs_open_real(struct file *file, struct inode *real,
 				  struct lfs_layer *layer)
@@ -76,26 +77,53 @@ static struct file *lfs_open_real(struct file *file, struct inode *real,
 	return realfile;
 }
 
+/**
+ * lfs_file_dentry - the layerfs dentry of an open layerfs file
+ * @file: a layerfs file, in its open or later
+ *
+ * A filesystem stacked on this one (overlay; layerfs over layerfs, see
+ * lfs_open_real()) opens our inode with a path of its own, so
+ * f_path.dentry may be that filesystem's dentry, whose d_fsdata and
+ * superblock are not ours: nothing of ours is ever read through it.
+ * file_dentry() asks the filesystem above (its d_real) for ours.
+ *
+ * Return: our dentry, or ERR_PTR(-EIO) if the answer is not one of ours.
+ */
+static struct dentry *lfs_file_dentry(const struct file *file)
+{
+	struct inode *inode = file_inode(file);
+	struct dentry *dentry = file_dentry(file);
+
+	/*
+	 * d_real gives a dentry of the inode asked about; a filesystem above
+	 * that answers otherwise is refused without a WARN, which a user who
+	 * stacks mounts could otherwise raise at will.
+	 */
+	if (dentry->d_sb != inode->i_sb || d_inode(dentry) != inode) {
+		pr_warn_ratelimited("%pd2: the filesystem stacked above gave another file for this one\n",
+				    file->f_path.dentry);
+		return ERR_PTR(-EIO);
+	}
+	return dentry;
+}
+
 /*
  * Opening a lower file for writing, or to truncate it, copies it up; a
  * metacopy file gets its data.
  */
 static int lfs_open_copy_up(struct file *file)
 {
-	struct dentry *dentry = file->f_path.dentry;
+	struct dentry *dentry;
 	unsigned int flags = 0;
 	int err;
 
 	if (!(file->f_mode & FMODE_WRITE) && !(file->f_flags & O_TRUNC))
 		return 0;
+	dentry = lfs_file_dentry(file);
+	if (IS_ERR(dentry))
+		return PTR_ERR(dentry);
 	if (lfs_upper(dentry) && !lfs_i_metacopy(d_inode(dentry)))
 		return 0;
-	/*
-	 * Unreachable: an open of our dentry gets our inode, also when a
-	 * stacking filesystem above opens it (a lower layer is only read).
-	 */
-	if (WARN_ON_ONCE(dentry->d_sb != file_inode(file)->i_sb))
-		return -EROFS;
 	if (file->f_flags & O_TRUNC)
 		flags |= LFS_CU_NODATA;
 	err = lfs_want_write(dentry);
@@ -106,9 +134,63 @@ static int lfs_open_copy_up(struct file *file)
 	return err;
 }
 
+/*
+ * The data of a metacopy file, opened and checked (verity.c).  NULL when
+ * the inode got its data in the upper file meanwhile, unchecked (a whole
+ * copy-up that copied no data: O_TRUNC, a size of 0): open that instead.
+ */
+static struct file *lfs_open_data(struct file *file)
+{
+	struct inode *inode = file_inode(file);
+	struct dentry *dentry;
+	struct file *realfile;
+	struct path data;
+	int err;
+
+	dentry = lfs_file_dentry(file);
+	if (IS_ERR(dentry))
+		return ERR_CAST(dentry);
+	lfs_data_path(inode, &data);
+	realfile = lfs_open_real(file, d_inode(data.dentry),
+				 LFS_I(inode)->data_layer);
+	if (IS_ERR(realfile))
+		return realfile;
+	err = lfs_verity_check_file(dentry, realfile);
+	if (!err)
+		return realfile;
+	fput(realfile);
+	return err > 0 ? NULL : ERR_PTR(err);
+}
+
+/*
+ * The real file a new open of @file reads: a metacopy file's data,
+ * below, opened for reading only (an open for writing gave it its data)
+ * and checked against the digest its marker records (verity=); else the
+ * upper file, else the lower one.  One load of each: the inode and its
+ * layer must agree.  Every real file is opened with the mounter's
+ * credentials.
+ */
+static struct file *lfs_open_top(struct file *file)
+{
+	struct inode *inode = file_inode(file);
+	struct file *realfile;
+	struct dentry *upper;
+
+	if (lfs_i_metacopy(inode)) {
+		realfile = lfs_open_data(file);
+		if (realfile)
+			return realfile;
+	}
+	/* set before a copy-up clears LFS_I_METACOPY */
+	upper = lfs_i_upper(inode);
+	if (upper)
+		return lfs_open_real(file, d_inode(upper),
+				     LFS_SB(inode->i_sb)->upper);
+	return lfs_open_real(file, LFS_I(inode)->lower, LFS_I(inode)->layer);
+}
+
 static int lfs_open(struct inode *inode, struct file *file)
 {
-	struct dentry *upper;
 	struct file *realfile;
 	struct lfs_file *lf;
 	int err;
@@ -119,26 +201,7 @@ static int lfs_open(struct inode *inode, struct file *file)
 	lf = kzalloc(sizeof(*lf), GFP_KERNEL);
 	if (!lf)
 		return -ENOMEM;
-	/*
-	 * One load: the inode and its layer must agree.  A metacopy file
-	 * opens its data, below; it is opened for reading only (an open
-	 * for writing gave it its data), with the mounter's credentials,
-	 * as every real file.
-	 */
-	upper = lfs_i_upper(inode);
-	if (lfs_i_metacopy(inode)) {
-		struct path data;
-
-		lfs_data_path(inode, &data);
-		realfile = lfs_open_real(file, d_inode(data.dentry),
-					 LFS_I(inode)->data_layer);
-	} else if (upper) {
-		realfile = lfs_open_real(file, d_inode(upper),
-					 LFS_SB(inode->i_sb)->upper);
-	} else {
-		realfile = lfs_open_real(file, LFS_I(inode)->lower,
-					 LFS_I(inode)->layer);
-	}
+	realfile = lfs_open_top(file);
 	if (IS_ERR(realfile)) {
 		kfree(lf);
 		return PTR_ERR(realfile);
@@ -306,6 +369,10 @@ static void lfs_file_accessed(struct file *file)
 		return;
 	inode->i_mtime = d_inode(upper)->i_mtime;
 	inode->i_ctime = d_inode(upper)->i_ctime;
+	/*
+	 * f_path's own inode: ours, or under a stacking filesystem that
+	 * filesystem's, through its own ->update_time (it keeps its atime)
+	 */
 	touch_atime(&file->f_path);
 }
 

@@ -564,7 +564,9 @@ static bool lfs_origin_indexed(struct lfs_sb *sbi,
  * layer have their own, and so have copies of non-directories on a mount
  * that reads no origin marker (userxattr: lfs_use_origin()).  A merged
  * directory is found by its path in every layer (no redirect is followed
- * there), so it keeps its lower number on every mount.
+ * there), so it keeps its lower number on every mount.  An object of a
+ * data-only layer is never an identity: many metacopy files may point at
+ * it, so an upper one without an origin there has its own number.
  */
 static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 			 struct dentry *index, struct lfs_ikey *key)
@@ -593,8 +595,8 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 		key->ino = le64_to_cpu(origin.ino);
 		key->real_ino = le64_to_cpu(origin.real_ino);
 		key->generation = le32_to_cpu(origin.generation);
-	} else if (e->nr && (lfs_use_origin(sbi) || !e->upper ||
-			     d_is_dir(e->upper))) {
+	} else if (e->nr && !e->real[0].layer->data_only &&
+		   (lfs_use_origin(sbi) || !e->upper || d_is_dir(e->upper))) {
 		key->lower = d_inode(e->real[0].dentry);
 		key->by_ino = !lfs_copy_up_breaks_links(sbi, key->lower);
 		key->ino = lfs_ino(sbi, e->real[0].layer, key->lower->i_ino);
@@ -606,8 +608,11 @@ static void lfs_make_key(struct super_block *sb, const struct lfs_entry *e,
 	/*
 	 * A lookup gives a regular file more than its top-most object only
 	 * when that is a metacopy file: then the last one has the data.
+	 * The index's copy of a lower one has its data (a file with several
+	 * links is copied whole: lfs_cu_prepare()).
 	 */
-	key->metacopy = !d_is_dir(e->upper ? e->upper : e->real[0].dentry) &&
+	key->metacopy = !index &&
+			!d_is_dir(e->upper ? e->upper : e->real[0].dentry) &&
 			e->nr > (e->upper ? 0 : 1);
 }
 

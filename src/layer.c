@@ -125,7 +125,7 @@ static int lfs_resolve_dir(struct fs_context *fc, const char *what,
 	unfit = lfs_unfit_layer(path);
 	if (unfit) {
 		lfs_err(fc, "%s \"%s\"%s: %s cannot be %s", what, shown, by,
-			unfit, strcmp(what, "lower layer") ? "used" : "a layer");
+			unfit, strstr(what, "layer") ? "a layer" : "used");
 		goto out_free;
 	}
 	return 0;
@@ -151,8 +151,13 @@ out_clear:
 int lfs_config_add_lower(struct fs_context *fc, const struct lfs_dir_arg *dir)
 {
 	struct lfs_config *cfg = fc->fs_private;
+	const char *what = dir->data_only ? "data-only layer" : "lower layer";
 	int err;
 
+	/* lowerdir= and the fsconfig keys check their own order first */
+	if (!dir->data_only && cfg->nr_data)
+		return lfs_inval(fc, "lower layer \"%s\": cannot follow a data-only layer",
+				 dir->file ? "(by descriptor)" : dir->name);
 	if (cfg->nr_lower >= LFS_MAX_LAYERS)
 		return lfs_inval(fc, "too many lower layers (at most %u)",
 				 LFS_MAX_LAYERS);
@@ -165,11 +170,13 @@ int lfs_config_add_lower(struct fs_context *fc, const struct lfs_dir_arg *dir)
 		if (err)
 			return err;
 	}
-	err = lfs_resolve_dir(fc, "lower layer", dir, &cfg->lower[cfg->nr_lower],
+	err = lfs_resolve_dir(fc, what, dir, &cfg->lower[cfg->nr_lower],
 			      &cfg->lower_name[cfg->nr_lower]);
 	if (err)
 		return err;
 	cfg->nr_lower++;
+	if (dir->data_only)
+		cfg->nr_data++;
 	return 0;
 }
 
@@ -197,6 +204,7 @@ void lfs_config_free(struct lfs_config *cfg)
 	cfg->lower = NULL;
 	cfg->lower_name = NULL;
 	cfg->nr_lower = 0;
+	cfg->nr_data = 0;
 	cfg->cap_lower = 0;
 }
 
@@ -267,6 +275,12 @@ static unsigned int lfs_layer_fsid(struct super_block **fs, unsigned int *nr_fs,
 	return (*nr_fs)++;
 }
 
+/* what a layer is called in messages */
+static const char *lfs_layer_kind(const struct lfs_layer *layer)
+{
+	return layer->data_only ? "data-only layer" : "lower layer";
+}
+
 /*
  * No layer may lie inside another (ELOOP): each layer's ancestors, up to
  * the root of its filesystem, must not be layers (the traps hold the
@@ -279,7 +293,7 @@ static int lfs_check_overlaps(struct fs_context *fc, struct lfs_sb *sbi)
 	unsigned int i;
 	int err = 0;
 
-	for (i = 0; i < sbi->nr_layers && !err; i++) {
+	for (i = 0; i < lfs_nr_all_layers(sbi) && !err; i++) {
 		struct dentry *d = dget(sbi->layers[i].root);
 
 		while (!IS_ROOT(d)) {
@@ -292,8 +306,11 @@ static int lfs_check_overlaps(struct fs_context *fc, struct lfs_sb *sbi)
 
 				for (j = 0; d_inode(sbi->layers[j].root) != d_inode(d); j++)
 					;
-				lfs_err(fc, "lower layer \"%s\" is inside lower layer \"%s\"",
-					sbi->layers[i].name, sbi->layers[j].name);
+				lfs_err(fc, "%s \"%s\" is inside %s \"%s\"",
+					lfs_layer_kind(&sbi->layers[i]),
+					sbi->layers[i].name,
+					lfs_layer_kind(&sbi->layers[j]),
+					sbi->layers[j].name);
 				err = -ELOOP;
 				break;
 			}
@@ -301,6 +318,32 @@ static int lfs_check_overlaps(struct fs_context *fc, struct lfs_sb *sbi)
 		dput(d);
 	}
 	return err;
+}
+
+/*
+ * A data-only layer given again as another layer (lowerdir=L::L): its
+ * data pointers could then name any file of a regular layer, and two
+ * data-only layers alike add nothing.  Refused as overlay refuses a
+ * repeated layer (ELOOP); regular layers may repeat (see above).
+ */
+static int lfs_check_data_repeats(struct fs_context *fc,
+				  const struct lfs_sb *sbi)
+{
+	unsigned int i, j;
+
+	for (i = sbi->nr_layers; i < lfs_nr_all_layers(sbi); i++) {
+		for (j = 0; j < i; j++) {
+			if (d_inode(sbi->layers[j].root) !=
+			    d_inode(sbi->layers[i].root))
+				continue;
+			lfs_err(fc, "data-only layer \"%s\" is also %s \"%s\"",
+				sbi->layers[i].name,
+				lfs_layer_kind(&sbi->layers[j]),
+				sbi->layers[j].name);
+			return -ELOOP;
+		}
+	}
+	return 0;
 }
 
 /**
@@ -346,12 +389,22 @@ int lfs_layers_build(struct fs_context *fc, struct lfs_sb *sbi)
 		layer->root = dget(path->dentry);
 		lfs_ptrset_add(&sbi->traps, d_inode(layer->root));
 		layer->idx = i;
-		layer->fsid = lfs_layer_fsid(fs, &sbi->nr_fsid, path->dentry->d_sb);
+		/*
+		 * st_ino is never a data-only layer's (a metacopy file shows
+		 * its own): its filesystem takes no bits of it
+		 */
+		layer->data_only = i >= n - cfg->nr_data;
+		if (!layer->data_only)
+			layer->fsid = lfs_layer_fsid(fs, &sbi->nr_fsid,
+						     path->dentry->d_sb);
 		/* the name moves from the config to the layer */
 		layer->name = cfg->lower_name[i];
 		cfg->lower_name[i] = NULL;
 		sbi->nr_layers++;
 	}
+	/* the data-only layers follow the regular ones in @layers */
+	sbi->nr_data = cfg->nr_data;
+	sbi->nr_layers -= cfg->nr_data;
 
 	/*
 	 * Objects on different filesystems may share inode numbers; the
@@ -361,6 +414,8 @@ int lfs_layers_build(struct fs_context *fc, struct lfs_sb *sbi)
 	sbi->xino_shift = 64 - bits;
 
 	err = lfs_check_overlaps(fc, sbi);
+	if (!err)
+		err = lfs_check_data_repeats(fc, sbi);
 	sbi->upper_layer.fsid = 0;
 out:
 	kvfree(orig);
@@ -372,7 +427,7 @@ void lfs_layers_free(struct lfs_sb *sbi)
 {
 	unsigned int i;
 
-	for (i = 0; i < sbi->nr_layers; i++) {
+	for (i = 0; i < lfs_nr_all_layers(sbi); i++) {
 		dput(sbi->layers[i].root);
 		kfree(sbi->layers[i].name);
 	}
@@ -384,6 +439,7 @@ void lfs_layers_free(struct lfs_sb *sbi)
 	sbi->layers = NULL;
 	sbi->mnts = NULL;
 	sbi->nr_layers = 0;
+	sbi->nr_data = 0;
 	sbi->nr_mnts = 0;
 }
 
@@ -449,14 +505,15 @@ static int lfs_check_upper_overlaps(struct fs_context *fc, struct lfs_sb *sbi,
 		return lfs_inval(fc, "upperdir and workdir are the same directory");
 	if (is_subdir(work, upper) || is_subdir(upper, work))
 		return lfs_inval(fc, "upperdir and workdir must not be inside one another");
-	for (i = 0; i < sbi->nr_layers; i++) {
+	for (i = 0; i < lfs_nr_all_layers(sbi); i++) {
 		struct dentry *root = sbi->layers[i].root;
 
 		if (root->d_sb != upper->d_sb)
 			continue;
 		if (is_subdir(upper, root) || is_subdir(root, upper) ||
 		    is_subdir(work, root) || is_subdir(root, work)) {
-			lfs_err(fc, "upperdir or workdir overlaps lower layer \"%s\"",
+			lfs_err(fc, "upperdir or workdir overlaps %s \"%s\"",
+				lfs_layer_kind(&sbi->layers[i]),
 				sbi->layers[i].name);
 			return -ELOOP;
 		}

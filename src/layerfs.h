@@ -61,6 +61,13 @@ enum lfs_redirect_mode {
 	LFS_REDIRECT_NOFOLLOW,		/* neither: a lookup that meets one fails */
 };
 
+/* verity=: the fs-verity digests of metacopy files (uapi: LFS_OPT_VERITY) */
+enum lfs_verity_mode {
+	LFS_VERITY_OFF,			/* digests ignored (the default) */
+	LFS_VERITY_ON,			/* a recorded digest is checked */
+	LFS_VERITY_REQUIRE,		/* and every metacopy file has one */
+};
+
 /*
  * layerfs's markers.  Each mount keeps them under one prefix,
  * LFS_XATTR_PREFIX or, with userxattr, LFS_XATTR_USER_PREFIX:
@@ -97,6 +104,12 @@ struct lfs_layer {
 	unsigned int idx;		/* position in the stack, 0 = top */
 	unsigned int fsid;		/* index of the layer's filesystem, for st_ino */
 	char *name;			/* absolute path given at mount, for messages */
+	/*
+	 * a data-only layer (lowerdir=...::D, datadir+): never merged,
+	 * listed or looked up by name, reached only through a lower
+	 * metacopy file's data pointer (lfs_data_lookup()); @fsid unused
+	 */
+	bool data_only;
 };
 
 /* A set of pointers (lfs_ptrset_*() in util.c) */
@@ -118,7 +131,8 @@ struct lfs_config {
 	char **lower_name;		/* their absolute names */
 	unsigned int nr_lower;		/* entries used */
 	unsigned int cap_lower;		/* entries allocated */
-	bool lower_appended;		/* "lowerdir+" was used */
+	unsigned int nr_data;		/* the last of them that are data-only */
+	bool lower_appended;		/* "lowerdir+" or "datadir+" was used */
 	bool lower_listed;		/* "lowerdir" was used */
 	enum lfs_nameindex_mode nameindex; /* "nameindex=" */
 	bool whiteout_given;		/* "whiteout=" was given */
@@ -127,6 +141,8 @@ struct lfs_config {
 	enum lfs_redirect_mode redirect; /* "redirect_dir=" */
 	bool index;			/* "index=": its value, when given */
 	bool metacopy;			/* "metacopy=": its value, when given */
+	enum lfs_verity_mode verity;	/* "verity=" */
+	bool metacopy_by_verity;	/* metacopy on from verity=, not given */
 };
 
 /* Per-superblock state.  Immutable after fill_super. */
@@ -138,8 +154,10 @@ struct lfs_sb {
 	struct dentry *index;		/* workdir=/index: hard-link index */
 	char *work_name;		/* workdir= as given, for show_options */
 	atomic_long_t tmp_seq;		/* names temporary objects in @work */
-	struct lfs_layer *layers;	/* lower layers, top first */
-	unsigned int nr_layers;		/* number of lower layers */
+	/* lower layers, top first, then the data-only layers in mount order */
+	struct lfs_layer *layers;
+	unsigned int nr_layers;		/* number of regular lower layers */
+	unsigned int nr_data;		/* data-only layers, after them in @layers */
 	struct vfsmount **mnts;		/* distinct private clones */
 	unsigned int nr_mnts;		/* number of distinct clones */
 	unsigned int nr_fsid;		/* distinct filesystems under the layers */
@@ -161,11 +179,18 @@ struct lfs_sb {
 	enum lfs_redirect_mode redirect; /* redirect_dir= */
 	bool userxattr;			/* userxattr: markers are user.overlay.* */
 	bool metacopy;			/* metacopy=on: see lfs_metacopy() */
+	enum lfs_verity_mode verity;	/* verity=: see verity.c */
 	const struct lfs_xattr_ns *xattr; /* the markers' names (lfs_xattr_name()) */
 	unsigned int given;		/* lfs_config.given: what show_options shows */
 	bool volatile_mount;		/* volatile: no sync reaches the upper layer */
 	errseq_t upper_wb_err;		/* volatile: the upper's s_wb_err at mount */
 };
+
+/* every layer in sbi->layers: the regular lower ones and the data-only ones */
+static inline unsigned int lfs_nr_all_layers(const struct lfs_sb *sbi)
+{
+	return sbi->nr_layers + sbi->nr_data;
+}
 
 /* Are redirects met in a lookup followed? */
 static inline bool lfs_redirect_follow(const struct lfs_sb *sbi)
@@ -335,6 +360,12 @@ struct lfs_inode {
  * the data copy-up has filled the upper object.
  */
 #define LFS_I_METACOPY		4
+/*
+ * verity=on|require: the data of this metacopy file was found to be the
+ * fs-verity file its top metacopy file's digest names (verity.c).  Set
+ * once; @data never changes and an fs-verity file's data cannot.
+ */
+#define LFS_I_VERIFIED		5
 
 static inline struct lfs_sb *LFS_SB(const struct super_block *sb)
 {
@@ -393,6 +424,16 @@ static inline struct lfs_layer *lfs_real_layer(const struct inode *inode)
  * its inode's upper (a hard link copied up through another name), else
  * its top-most lower object.
  */
+/*
+ * Is a lookup's entry a lower metacopy file: no upper object, its first
+ * part a regular file and its data the following, last one?  (Only a
+ * metacopy file gives a non-directory more than one part.)
+ */
+static inline bool lfs_entry_lower_metacopy(const struct lfs_entry *e)
+{
+	return !e->upper && e->nr == 2 && d_is_reg(e->real[0].dentry);
+}
+
 static inline void lfs_top_path(const struct dentry *dentry, struct path *path)
 {
 	const struct lfs_entry *e = LFS_E(dentry);
@@ -491,6 +532,7 @@ void lfs_ni_exit(void);
 struct lfs_dir_arg {
 	const char *name;
 	struct file *file;
+	bool data_only;			/* a data-only layer (lfs_layer) */
 };
 
 int lfs_config_add_lower(struct fs_context *fc, const struct lfs_dir_arg *dir);
@@ -516,6 +558,8 @@ struct dentry *lfs_lookup_upper_child(struct dentry *parent,
 int lfs_read_origin(const struct lfs_sb *sbi, struct dentry *upper,
 		    struct lfs_origin *origin);
 bool lfs_redirect_valid(const char *s, size_t len);
+/* lfs_check_metacopy(): a lower metacopy file whose data pointer leads to a data-only layer */
+#define LFS_MC_POINTER	2
 int lfs_check_metacopy(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 		       struct dentry *real);
 
@@ -643,6 +687,30 @@ ssize_t lfs_listxattr(struct dentry *dentry, char *list, size_t size);
 struct posix_acl *lfs_get_acl(struct inode *inode, int type, bool rcu);
 const struct lfs_xattr_ns *lfs_xattr_ns(bool userxattr);
 bool lfs_is_private_xattr(const struct lfs_sb *sbi, const char *name);
+
+/* verity.c */
+struct fsverity_operations;
+
+/* the fs-verity operations of a real filesystem, if it has any */
+static inline const struct fsverity_operations *
+lfs_s_vop(const struct super_block *sb)
+{
+#ifdef CONFIG_FS_VERITY
+	return sb->s_vop;
+#else
+	return NULL;
+#endif
+}
+
+int lfs_read_metacopy(const struct lfs_sb *sbi, const struct lfs_layer *layer,
+		      struct dentry *real, struct lfs_metacopy *mc);
+int lfs_verity_file_digest(struct file *realfile, struct lfs_metacopy *mc);
+int lfs_verity_check_file(struct dentry *dentry, struct file *data);
+int lfs_verity_check_path(struct dentry *dentry, const struct path *data);
+void lfs_verity_exit(void);
+int lfs_verity_metacopy(struct dentry *dentry, const struct path *lower,
+			const struct lfs_layer *layer, const struct path *data,
+			struct lfs_metacopy *mc);
 
 /* util.c */
 __printf(2, 3) void lfs_err(struct fs_context *fc, const char *fmt, ...);

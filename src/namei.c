@@ -226,6 +226,33 @@ int lfs_read_origin(const struct lfs_sb *sbi, struct dentry *upper,
 	return 0;
 }
 
+/*
+ * A metacopy file's redirect is its data pointer (overlay 6.5's format):
+ * a path in the data-only layers, followed only from a lower layer of a
+ * mount that has them.  In the upper layer (layerfs never writes one
+ * there: a forged one), or on a mount without data-only layers (overlay's
+ * renamed metacopy file, whose data layerfs does not look for where the
+ * redirect says), the lookup fails rather than show other data.
+ * Return: LFS_MC_POINTER, 1 for a metacopy file without one, or -errno.
+ */
+static int lfs_check_data_pointer(const struct lfs_sb *sbi,
+				  const struct lfs_layer *layer,
+				  struct dentry *real)
+{
+	int len;
+
+	len = lfs_get_marker(sbi, layer, real, LFS_XA_REDIRECT, NULL, 0);
+	if (len == -ENODATA || len == -EOPNOTSUPP)
+		return 1;
+	if (len >= 0 && layer != sbi->upper && sbi->nr_data)
+		return LFS_MC_POINTER;
+	if (len < 0)
+		return len;
+	pr_warn_ratelimited("%pd2: metacopy file with a redirect in layer \"%s\": not followed\n",
+			    real, layer->name);
+	return -EIO;
+}
+
 /**
  * lfs_check_metacopy - is a real regular file a metacopy file?
  * @sbi: the superblock info
@@ -235,11 +262,12 @@ int lfs_read_origin(const struct lfs_sb *sbi, struct dentry *upper,
  * A metacopy file (LFS_XATTR_METACOPY in uapi) is followed to its data
  * below only on a mount with metacopy=on; with metacopy=off the lookup
  * that meets one fails, as overlay's does.  Anything but the empty value
- * is not understood, and a metacopy file with a redirect is overlay's
- * renamed one, whose data layerfs does not look for where the redirect
- * says: both fail the lookup rather than show other data.  Caller must
- * run with the mounter's credentials.
- * Return: 1 if it is one, 0 if not, or -errno.
+ * or a struct lfs_metacopy (lfs_read_metacopy(): a digest for verity=) is
+ * not understood (EIO).  A redirect on it is a data pointer, followed
+ * only where lfs_check_data_pointer() says.  Caller must run with the
+ * mounter's credentials.
+ * Return: LFS_MC_POINTER if it is one with a data pointer, 1 if one
+ * without, 0 if not, or -errno.
  */
 int lfs_check_metacopy(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 		       struct dentry *real)
@@ -266,17 +294,14 @@ int lfs_check_metacopy(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 		return -EPERM;
 	}
 	if (len) {
-		pr_warn_ratelimited("%pd2: metacopy marker of %d bytes in layer \"%s\": not understood\n",
-				    real, len, layer->name);
-		return -EIO;
+		struct lfs_metacopy mc;
+
+		/* a digest (verity.c) or not understood: EIO */
+		len = lfs_read_metacopy(sbi, layer, real, &mc);
+		if (len)
+			return len == -ENODATA ? -EIO : len;
 	}
-	len = lfs_get_marker(sbi, layer, real, LFS_XA_REDIRECT, NULL, 0);
-	if (len >= 0) {
-		pr_warn_ratelimited("%pd2: metacopy file with a redirect in layer \"%s\": not followed\n",
-				    real, layer->name);
-		return -EIO;
-	}
-	return 1;
+	return lfs_check_data_pointer(sbi, layer, real);
 }
 
 /* Room for a few real objects on the stack, to size the entry exactly. */
@@ -720,14 +745,166 @@ enum lfs_lwant {
 };
 
 /*
- * Looking for a metacopy file's data, @real was found (or nothing, NULL):
- * a regular file without the marker is the data (1); another metacopy
- * file is passed (0: walk on); anything else, a whiteout too, means the
- * layers below show no data for the name (-ENODATA).
+ * A lower metacopy file's data pointer (lfs_check_data_pointer()): an
+ * absolute path, every name in it a real name (lfs_redirect_valid(): no
+ * empty one, no "." or ".."), so that it cannot lead out of the data-only
+ * layers' roots.
+ * Return: the path (kfree() it), or an ERR_PTR (-EIO: not a valid one).
  */
-static int lfs_lwalk_data(const struct lfs_sb *sbi, const struct lfs_real *at,
-			  struct dentry *real)
+static char *lfs_read_data_pointer(const struct lfs_sb *sbi,
+				   const struct lfs_layer *layer,
+				   struct dentry *real)
 {
+	char *buf;
+	int len;
+
+	len = lfs_get_marker(sbi, layer, real, LFS_XA_REDIRECT, NULL, 0);
+	if (len < 0)
+		return ERR_PTR(len);
+	if (len < 2 || len >= PATH_MAX)
+		goto invalid;
+	buf = kmalloc(len + 1, GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	len = lfs_get_marker(sbi, layer, real, LFS_XA_REDIRECT, buf, len);
+	if (len < 0) {
+		kfree(buf);
+		return ERR_PTR(len);
+	}
+	/* it may have shrunk since its size was read */
+	if (len >= 2 && buf[0] == '/' && lfs_redirect_valid(buf, len)) {
+		buf[len] = '\0';
+		return buf;
+	}
+	kfree(buf);
+invalid:
+	pr_warn_ratelimited("%pd2: invalid data pointer in layer \"%s\"\n",
+			    real, layer->name);
+	return ERR_PTR(-EIO);
+}
+
+/*
+ * Is @real, at a data pointer's path in a data-only layer, data: a
+ * regular file without a metacopy marker?  A user.* marker the mounter
+ * may not read (EACCES) is taken as none, as lfs_check_metacopy() takes
+ * it: the data is then used only if the mounter may read it, asked at
+ * each use (lfs_data_may_read()).
+ * Return: 1 if so, 0 if not, or -errno.
+ */
+static int lfs_data_is_plain(const struct lfs_sb *sbi,
+			     const struct lfs_layer *layer, struct dentry *real)
+{
+	int len;
+
+	if (!d_is_reg(real))
+		return 0;
+	len = lfs_get_marker(sbi, layer, real, LFS_XA_METACOPY, NULL, 0);
+	if (len == -ENODATA || len == -EOPNOTSUPP ||
+	    (len == -EACCES && sbi->userxattr))
+		return 1;
+	return len < 0 ? len : 0;
+}
+
+/*
+ * A data pointer's @path in one data-only layer: each name but the last
+ * a directory (a symlink is not one, so none is followed; nor is a
+ * trap), the last data (lfs_data_is_plain()).  Looked up as the mounter
+ * (the caller's credentials), through the layer's idmapping.
+ * Return: 1 and *@datap (a reference), 0 when the layer does not hold
+ * the data, or -errno.
+ */
+static int lfs_data_in_layer(const struct lfs_sb *sbi,
+			     const struct lfs_layer *layer, const char *path,
+			     struct dentry **datap)
+{
+	struct dentry *dir = dget(layer->root), *real;
+	const char *s = path + 1, *end;
+	int ret;
+
+	for (;;) {
+		struct qstr name;
+
+		end = strchrnul(s, '/');
+		name = (struct qstr)QSTR_INIT(s, end - s);
+		real = lfs_lookup_in(layer, dir, &name);
+		dput(dir);
+		if (IS_ERR_OR_NULL(real))
+			return PTR_ERR_OR_ZERO(real);
+		if (!*end)
+			break;
+		if (!d_is_dir(real) || lfs_is_trap(sbi, layer, real)) {
+			ret = d_is_dir(real) ? -ELOOP : 0;
+			dput(real);
+			return ret;
+		}
+		dir = real;
+		s = end + 1;
+	}
+	ret = lfs_data_is_plain(sbi, layer, real);
+	if (ret <= 0) {
+		dput(real);
+		return ret;
+	}
+	*datap = real;
+	return 1;
+}
+
+/*
+ * Follow the data pointer of @mc, a metacopy file of the lower layer
+ * @layer: the data is the first object at its path, in the data-only
+ * layers in mount order, that is data.  A layer that cannot tell (a
+ * directory the mounter may not search, a marker it cannot read) does
+ * not hide a copy in the next one, as overlay tries every data-only
+ * layer; only running out of memory stops the search.  None holds it:
+ * the last such error, else EIO, as a metacopy file without data below.
+ * Caller runs as the mounter.
+ * Return: 0 and *@at (a reference to the data, and its layer), or -errno.
+ */
+static int lfs_data_lookup(const struct lfs_sb *sbi,
+			   const struct lfs_layer *layer, struct dentry *mc,
+			   struct lfs_real *at)
+{
+	struct dentry *data = NULL;
+	unsigned int i;
+	int found = 0, err = -EIO;
+	char *path;
+
+	path = lfs_read_data_pointer(sbi, layer, mc);
+	if (IS_ERR(path))
+		return PTR_ERR(path);
+	for (i = sbi->nr_layers; i < lfs_nr_all_layers(sbi); i++) {
+		found = lfs_data_in_layer(sbi, &sbi->layers[i], path, &data);
+		if (found > 0 || found == -ENOMEM)
+			break;
+		if (found < 0)
+			err = found;
+	}
+	if (found > 0) {
+		*at = (struct lfs_real){ .dentry = data,
+					 .layer = &sbi->layers[i] };
+		err = 0;
+	} else if (found == -ENOMEM) {
+		err = found;
+	} else {
+		pr_warn_ratelimited("%pd2: metacopy file in layer \"%s\" without data: %s is in no data-only layer (%d)\n",
+				    mc, layer->name, path, err);
+	}
+	kfree(path);
+	return err;
+}
+
+/*
+ * Looking for a metacopy file's data, *@realp was found in @at (or
+ * nothing, NULL): a regular file without the marker is the data (1);
+ * another metacopy file is passed (0: walk on), but one with a data
+ * pointer, which leads to the data (1, *@realp and @at the data's);
+ * anything else, a whiteout too, means the layers below show no data for
+ * the name (-ENODATA).
+ */
+static int lfs_lwalk_data(const struct lfs_sb *sbi, struct lfs_real *at,
+			  struct dentry **realp)
+{
+	struct dentry *real = *realp;
 	int mc;
 
 	if (!real)
@@ -735,6 +912,14 @@ static int lfs_lwalk_data(const struct lfs_sb *sbi, const struct lfs_real *at,
 	if (!d_is_reg(real) || lfs_is_whiteout(sbi, at->layer, real, at->flags))
 		return -ENODATA;
 	mc = lfs_check_metacopy(sbi, at->layer, real);
+	if (mc == LFS_MC_POINTER) {
+		mc = lfs_data_lookup(sbi, at->layer, real, at);
+		if (mc)
+			return mc;
+		dput(real);
+		*realp = at->dentry;
+		return 1;
+	}
 	if (mc < 0)
 		return mc;
 	return !mc;
@@ -761,13 +946,36 @@ static int lfs_check_metacopy_links(const struct lfs_sb *sbi,
 }
 
 /*
+ * A lower metacopy file with a data pointer, @mc found in @at and the
+ * last of @p: its data, from the data-only layers, joins @p after it.
+ */
+static int lfs_parts_add_pointed(const struct lfs_sb *sbi,
+				 struct lfs_parts *p, const struct lfs_real *at,
+				 struct dentry *mc)
+{
+	struct lfs_real data;
+	int err;
+
+	err = lfs_data_lookup(sbi, at->layer, mc, &data);
+	if (err)
+		return err;
+	err = lfs_check_metacopy_links(sbi, p->e);
+	if (!err)
+		err = lfs_parts_add(p, data.dentry, data.layer, 0);
+	if (err)
+		dput(data.dentry);
+	return err;
+}
+
+/*
  * The walk through the lower layers (struct lfs_lwalk).  The first object
  * found decides (for LFS_LW_ANY): a whiteout ends the walk with nothing,
  * a non-directory is the answer on its own, a directory collects the same
  * name from the layers below until one is opaque or holds a non-directory.
  * A metacopy file is followed down to its data, the first regular file
- * without the marker below it (LFS_LW_DATA: the walk finds only that); an
- * entry holds both.  @redirect is the upper directory's, or NULL.
+ * without the marker below it (LFS_LW_DATA: the walk finds only that), or
+ * where its data pointer leads, in the data-only layers (a metacopy file
+ * with one ends the walk); an entry holds both.  @redirect is the upper directory's, or NULL.
  */
 static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 			     const struct qstr *name, const char *redirect,
@@ -793,7 +1001,7 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 		struct dentry *real, *held;
 		struct lfs_real at;
 		unsigned int flags = 0;
-		int opaque = 0, hidden;
+		int opaque = 0, hidden, mc;
 
 		hidden = lfs_lwalk_layer(&w, &w.pe->real[i], &at, &held, &real);
 		if (hidden < 0) {
@@ -803,7 +1011,7 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 		}
 		dput(held);
 		if (data) {
-			err = lfs_lwalk_data(sbi, &at, real);
+			err = lfs_lwalk_data(sbi, &at, &real);
 			if (err <= 0) {
 				dput(real);
 				if (err || hidden || w.stop)
@@ -842,18 +1050,25 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 				break;
 			}
 		}
-		/* a metacopy file: its data is further down */
+		/* a metacopy file: its data is further down, or pointed at */
+		mc = 0;
 		if (first && d_is_reg(real)) {
-			err = lfs_check_metacopy(sbi, at.layer, real);
-			if (err < 0) {
+			mc = lfs_check_metacopy(sbi, at.layer, real);
+			if (mc < 0) {
+				err = mc;
 				dput(real);
 				break;
 			}
-			data = err;
+			data = mc;
 		}
 		err = lfs_parts_add(p, real, at.layer, flags);
 		if (err) {
 			dput(real);
+			break;
+		}
+		if (mc == LFS_MC_POINTER) {
+			err = lfs_parts_add_pointed(sbi, p, &at, real);
+			data = false;
 			break;
 		}
 		if (data && !hidden && !w.stop)
@@ -996,7 +1211,10 @@ int lfs_lower_positive(struct dentry *dentry)
 
 /*
  * A lower non-directory with several links may already have a copy: its
- * other names then show the copy, found in the index.
+ * other names then show the copy, found in the index.  A lower metacopy
+ * file's entry holds its data too, after it (below, or in a data-only
+ * layer): its names share the metacopy file, the first part, which keys
+ * the index as the copy-up keyed it (lfs_cu_prepare()).
  */
 static struct dentry *lfs_lookup_index(struct super_block *sb,
 				       const struct lfs_entry *e)
@@ -1005,7 +1223,8 @@ static struct dentry *lfs_lookup_index(struct super_block *sb,
 	const struct lfs_real *r = &e->real[0];
 	struct inode *lower;
 
-	if (!sbi->index || e->upper || e->nr != 1)
+	if (!sbi->index || e->upper ||
+	    (e->nr != 1 && !lfs_entry_lower_metacopy(e)))
 		return NULL;
 	lower = d_inode(r->dentry);
 	if (S_ISDIR(lower->i_mode) || lower->i_nlink < 2)

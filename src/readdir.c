@@ -432,8 +432,6 @@ static unsigned int lfs_listing_hash_bits(const struct lfs_sb *sbi,
 		/* at most two names a bucket before the table doubles */
 		names = max(names, div_u64(size, 2 * LFS_RD_BYTES_PER_NAME));
 	}
-	if (names >> LFS_RD_MAX_START_BITS)
-		return LFS_RD_MAX_START_BITS;
 	return clamp_t(unsigned int, order_base_2(names), LFS_RD_MIN_BITS,
 		       LFS_RD_MAX_START_BITS);
 }

@@ -19,6 +19,7 @@
 enum lfs_param {
 	LFS_OPT_LOWERDIR,
 	LFS_OPT_LOWERDIR_ADD,
+	LFS_OPT_DATADIR_ADD,
 	LFS_OPT_UPPERDIR,
 	LFS_OPT_WORKDIR,
 	LFS_OPT_NAMEINDEX,
@@ -33,6 +34,7 @@ enum lfs_param {
 	LFS_OPT_METACOPY,
 	LFS_OPT_VOLATILE,
 	LFS_OPT_USERXATTR,
+	LFS_OPT_VERITY_MODE,
 };
 
 static const struct constant_table lfs_nameindex_modes[] = {
@@ -75,6 +77,21 @@ static const struct constant_table lfs_on_off[] = {
 	{}
 };
 
+/* verity=, as overlay 6.6 reads it */
+static const struct constant_table lfs_verity_modes[] = {
+	{ "off",	LFS_VERITY_OFF },
+	{ "on",		LFS_VERITY_ON },
+	{ "require",	LFS_VERITY_REQUIRE },
+	{}
+};
+
+/* what show_options calls each mode */
+static const char *const lfs_verity_names[] = {
+	[LFS_VERITY_OFF]	= "off",
+	[LFS_VERITY_ON]		= "on",
+	[LFS_VERITY_REQUIRE]	= "require",
+};
+
 /* xino=: whether st_ino was asked to be composed (auto: where needed) */
 static const struct constant_table lfs_xino_modes[] = {
 	{ "on",		true },
@@ -95,6 +112,7 @@ static const struct constant_table lfs_uuid_modes[] = {
 static const struct fs_parameter_spec lfs_param_spec[] = {
 	fsparam_string("lowerdir",	LFS_OPT_LOWERDIR),
 	fsparam_string("lowerdir+",	LFS_OPT_LOWERDIR_ADD),
+	fsparam_string("datadir+",	LFS_OPT_DATADIR_ADD),
 	fsparam_string("upperdir",	LFS_OPT_UPPERDIR),
 	fsparam_string("workdir",	LFS_OPT_WORKDIR),
 	fsparam_enum("nameindex",	LFS_OPT_NAMEINDEX, lfs_nameindex_modes),
@@ -108,20 +126,44 @@ static const struct fs_parameter_spec lfs_param_spec[] = {
 	fsparam_enum("metacopy",	LFS_OPT_METACOPY, lfs_on_off),
 	fsparam_flag("volatile",	LFS_OPT_VOLATILE),
 	fsparam_flag("userxattr",	LFS_OPT_USERXATTR),
+	fsparam_enum(LFS_OPT_VERITY,	LFS_OPT_VERITY_MODE, lfs_verity_modes),
 	{}
 };
 
 /*
- * Split a "lowerdir=" value at unescaped colons and add each layer.
- * Backslash escapes the next character (":", ",", "\").  The value is
- * modified in place.
+ * The separator that ends a layer of a "lowerdir=" list at @in (after
+ * its ':'): "::" starts the data-only layers (overlay's syntax, Linux
+ * 6.5), and separates each of them from the next; a single ':' between
+ * two data-only layers would make the second a regular one below a
+ * data-only one.  Sets *@data for the layer that follows.
+ */
+static int lfs_lowerdir_sep(struct fs_context *fc, char **in, bool *data)
+{
+	if (**in == ':') {
+		(*in)++;
+		*data = true;
+		return 0;
+	}
+	if (*data)
+		return lfs_inval(fc, "lowerdir=: ':' after \"::\" (data-only layers take \"::\")");
+	return 0;
+}
+
+/*
+ * Split a "lowerdir=" value at unescaped colons and add each layer:
+ * "L0:L1::D0::D1", the regular lower layers top first, then after "::"
+ * the data-only ones.  Backslash escapes the next character (":", ",",
+ * "\\").  The value is modified in place.
  */
 static int lfs_parse_lowerdir_list(struct fs_context *fc, char *list)
 {
 	char *start = list, *in = list, *out = list;
 	struct lfs_dir_arg dir = {};
+	bool data = false;
 	int err;
 
+	if (list[0] == ':' && list[1] == ':')
+		return lfs_inval(fc, "lowerdir=: \"::\" first (a regular layer must come before)");
 	for (;;) {
 		char c = *in++;
 
@@ -137,8 +179,12 @@ static int lfs_parse_lowerdir_list(struct fs_context *fc, char *list)
 		if (out == start)
 			return lfs_inval(fc, "empty layer in lowerdir=");
 		dir.name = start;
+		dir.data_only = data;
 		err = lfs_config_add_lower(fc, &dir);
 		if (err || c == '\0')
+			return err;
+		err = lfs_lowerdir_sep(fc, &in, &data);
+		if (err)
 			return err;
 		start = in;
 		out = in;
@@ -210,9 +256,46 @@ static int lfs_parse_overlay(struct fs_context *fc, int opt,
 	case LFS_OPT_METACOPY:
 		cfg->metacopy = result->uint_32;
 		break;
+	case LFS_OPT_VERITY_MODE:
+		cfg->verity = result->uint_32;
+		break;
 	}
 	cfg->given |= BIT(opt);
 	return 0;
+}
+
+/*
+ * verity=on|require checks digests that only metacopy files carry: as on
+ * overlay 6.6, it turns metacopy on when metacopy= is not given, and
+ * conflicts with metacopy=off (EINVAL).  metacopy=on's own rules then
+ * apply (redirect_dir=nofollow, userxattr), their messages naming the
+ * option given (lfs_metacopy_opt()).
+ */
+static int lfs_config_verity(struct fs_context *fc, struct lfs_config *cfg)
+{
+	if (cfg->verity == LFS_VERITY_OFF)
+		return 0;
+	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && !cfg->metacopy)
+		return lfs_inval(fc, "verity=%s: conflicts with metacopy=off",
+				 lfs_verity_names[cfg->verity]);
+	if (!(cfg->given & BIT(LFS_OPT_METACOPY)))
+		cfg->metacopy_by_verity = true;
+	cfg->metacopy = true;
+	cfg->given |= BIT(LFS_OPT_METACOPY);
+	return 0;
+}
+
+/* The option that turned metacopy on, for a message: the user's words. */
+static const char *lfs_metacopy_opt(const struct lfs_config *cfg)
+{
+	static const char *const by_verity[] = {
+		[LFS_VERITY_ON]		= "verity=on (which turns metacopy on)",
+		[LFS_VERITY_REQUIRE]	= "verity=require (which turns metacopy on)",
+	};
+
+	if (cfg->metacopy_by_verity && by_verity[cfg->verity])
+		return by_verity[cfg->verity];
+	return "metacopy=on";
 }
 
 /*
@@ -244,7 +327,8 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
 		return lfs_inval(fc, "index=on: conflicts with userxattr (which has no index)");
 	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy &&
 	    fc->user_ns == &init_user_ns)
-		return lfs_inval(fc, "metacopy=on: with userxattr only in a user namespace");
+		return lfs_inval(fc, "%s: with userxattr only in a user namespace",
+				 lfs_metacopy_opt(cfg));
 	if (cfg->whiteout_given && cfg->whiteout == LFS_WH_NATIVE)
 		return lfs_inval(fc, "whiteout=%s: conflicts with userxattr (%s or %s only)",
 				 LFS_WHITEOUT_NATIVE_NAME,
@@ -263,8 +347,13 @@ static int lfs_config_userxattr(struct fs_context *fc, struct lfs_config *cfg)
  */
 static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 {
+	int err;
+
 	if (fc->user_ns != &init_user_ns)
 		cfg->given |= BIT(LFS_OPT_USERXATTR);
+	err = lfs_config_verity(fc, cfg);
+	if (err)
+		return err;
 	if (cfg->given & BIT(LFS_OPT_USERXATTR))
 		return lfs_config_userxattr(fc, cfg);
 	/*
@@ -276,7 +365,8 @@ static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 	 */
 	if (cfg->redirect == LFS_REDIRECT_NOFOLLOW &&
 	    (cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy)
-		return lfs_inval(fc, "metacopy=on: conflicts with redirect_dir=nofollow");
+		return lfs_inval(fc, "%s: conflicts with redirect_dir=nofollow",
+				 lfs_metacopy_opt(cfg));
 	if (!(cfg->given & BIT(LFS_OPT_METACOPY)))
 		cfg->metacopy = false;
 	if ((cfg->given & BIT(LFS_OPT_INDEX)) && !cfg->index)
@@ -285,20 +375,53 @@ static int lfs_config_check(struct fs_context *fc, struct lfs_config *cfg)
 }
 
 /*
- * FSCONFIG_SET_FD: "lowerdir+", "upperdir" and "workdir" take a directory
+ * "lowerdir+" and "datadir+" (Linux 6.7's fsconfig keys): one layer each,
+ * the regular lower ones top first, then the data-only ones; not mixed
+ * with "lowerdir=".
+ */
+static int lfs_append_lower(struct fs_context *fc, const struct lfs_dir_arg *dir)
+{
+	struct lfs_config *cfg = fc->fs_private;
+	const char *key = dir->data_only ? "datadir+" : "lowerdir+";
+
+	if (cfg->lower_listed)
+		return lfs_inval(fc, "%s cannot follow lowerdir=", key);
+	if (!dir->data_only && cfg->nr_data)
+		return lfs_inval(fc, "lowerdir+ cannot follow datadir+ (data-only: last)");
+	cfg->lower_appended = true;
+	return lfs_config_add_lower(fc, dir);
+}
+
+/*
+ * Data-only layers: below at least one regular lower layer (they are
+ * never merged, so a stack of them alone would show an empty root), and
+ * only with metacopy=on, as overlay asks: their data is reached through
+ * metacopy files alone, which metacopy=off refuses.
+ */
+static int lfs_config_check_data(struct fs_context *fc,
+				 const struct lfs_config *cfg)
+{
+	if (!cfg->nr_data)
+		return 0;
+	if (cfg->nr_data == cfg->nr_lower)
+		return lfs_inval(fc, "data-only layers need a regular lower layer above them");
+	if (!cfg->metacopy)
+		return lfs_inval(fc, "data-only layers need metacopy=on");
+	return 0;
+}
+
+/*
+ * FSCONFIG_SET_FD: "lowerdir+", "datadir+", "upperdir" and "workdir" take a directory
  * by descriptor, as overlay does since Linux 6.13, so that a container
  * engine need not give each layer a path (or a mount) of its own.
  */
 static int lfs_parse_fd_param(struct fs_context *fc, struct fs_parameter *param)
 {
-	struct lfs_config *cfg = fc->fs_private;
 	struct lfs_dir_arg dir = { .file = param->file };
 
-	if (!strcmp(param->key, "lowerdir+")) {
-		if (cfg->lower_listed)
-			return lfs_inval(fc, "lowerdir+ cannot follow lowerdir=");
-		cfg->lower_appended = true;
-		return lfs_config_add_lower(fc, &dir);
+	if (!strcmp(param->key, "lowerdir+") || !strcmp(param->key, "datadir+")) {
+		dir.data_only = param->key[0] == 'd';
+		return lfs_append_lower(fc, &dir);
 	}
 	if (!strcmp(param->key, "upperdir") || !strcmp(param->key, "workdir"))
 		return lfs_config_set_upper(fc, param->key, &dir);
@@ -323,17 +446,16 @@ static int lfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	switch (opt) {
 	case LFS_OPT_LOWERDIR:
 		if (cfg->lower_appended)
-			return lfs_inval(fc, "lowerdir= cannot follow lowerdir+");
+			return lfs_inval(fc, "lowerdir= cannot follow lowerdir+ or datadir+");
 		if (cfg->lower_listed)
 			return lfs_inval(fc, "lowerdir= given twice");
 		cfg->lower_listed = true;
 		return lfs_parse_lowerdir_list(fc, param->string);
 	case LFS_OPT_LOWERDIR_ADD:
-		if (cfg->lower_listed)
-			return lfs_inval(fc, "lowerdir+ cannot follow lowerdir=");
-		cfg->lower_appended = true;
+	case LFS_OPT_DATADIR_ADD:
 		dir.name = param->string;
-		return lfs_config_add_lower(fc, &dir);
+		dir.data_only = opt == LFS_OPT_DATADIR_ADD;
+		return lfs_append_lower(fc, &dir);
 	case LFS_OPT_UPPERDIR:
 	case LFS_OPT_WORKDIR:
 		lfs_unescape(param->string);
@@ -457,6 +579,8 @@ static void lfs_show_overlay(struct seq_file *m, const struct lfs_sb *sbi)
 		seq_puts(m, ",volatile");
 	if (sbi->userxattr)
 		seq_puts(m, ",userxattr");
+	if (given & BIT(LFS_OPT_VERITY_MODE))
+		seq_printf(m, ",verity=%s", lfs_verity_names[sbi->verity]);
 }
 
 static int lfs_show_options(struct seq_file *m, struct dentry *root)
@@ -465,8 +589,11 @@ static int lfs_show_options(struct seq_file *m, struct dentry *root)
 	unsigned int i;
 
 	seq_puts(m, ",lowerdir=");
-	for (i = 0; i < sbi->nr_layers; i++) {
-		if (i)
+	for (i = 0; i < lfs_nr_all_layers(sbi); i++) {
+		/* "::" before each data-only layer, as lowerdir= reads them */
+		if (i >= sbi->nr_layers)
+			seq_puts(m, "::");
+		else if (i)
 			seq_putc(m, ':');
 		lfs_show_path(m, sbi->layers[i].name);
 	}
@@ -726,7 +853,8 @@ static bool lfs_stack_revalidates(const struct lfs_sb *sbi)
 
 	if (sbi->upper && lfs_layer_revalidates(sbi->upper->root))
 		return true;
-	for (i = 0; i < sbi->nr_layers; i++)
+	/* a data-only layer's objects are parts of metacopy files' entries */
+	for (i = 0; i < lfs_nr_all_layers(sbi); i++)
 		if (lfs_layer_revalidates(sbi->layers[i].root))
 			return true;
 	return false;
@@ -830,6 +958,7 @@ static int lfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->redirect = cfg->redirect;
 	sbi->userxattr = cfg->given & BIT(LFS_OPT_USERXATTR);
 	sbi->metacopy = cfg->metacopy;
+	sbi->verity = cfg->verity;
 	sbi->xattr = lfs_xattr_ns(sbi->userxattr);
 	sbi->given = cfg->given;
 	sbi->volatile_mount = cfg->given & BIT(LFS_OPT_VOLATILE);
@@ -906,6 +1035,8 @@ static int lfs_get_tree(struct fs_context *fc)
 		return -EPERM;
 	}
 	err = lfs_config_check(fc, fc->fs_private);
+	if (!err)
+		err = lfs_config_check_data(fc, fc->fs_private);
 	if (err)
 		return err;
 	return get_tree_nodev(fc, lfs_fill_super);
@@ -917,8 +1048,8 @@ static int lfs_get_tree(struct fs_context *fc)
  * that name them are ignored, as mount(8) repeats them on remount.  The
  * whiteout format may be repeated, not changed: the upper layer holds
  * whiteouts of the format it was mounted with.  So may overlay's
- * options: redirect_dir=, metacopy=, volatile and userxattr are what the mount was
- * made with (an option not given keeps its value, so neither volatile
+ * options: redirect_dir=, metacopy=, verity=, volatile and userxattr
+ * are what the mount was made with (an option not given keeps its value, so neither volatile
  * nor userxattr can be turned off either); the values of the others
  * that layerfs takes all mean what the mount already does, but
  * index=on on a mount without the index.
@@ -949,6 +1080,9 @@ static int lfs_reconfigure(struct fs_context *fc)
 	if ((cfg->given & BIT(LFS_OPT_METACOPY)) && cfg->metacopy != sbi->metacopy)
 		return lfs_inval(fc, "metacopy: cannot change on remount (it is %s)",
 				 sbi->metacopy ? "on" : "off");
+	if ((cfg->given & BIT(LFS_OPT_VERITY_MODE)) && cfg->verity != sbi->verity)
+		return lfs_inval(fc, "verity: cannot change on remount (it is %s)",
+				 lfs_verity_names[sbi->verity]);
 	if (!(fc->sb_flags & SB_RDONLY) && !sbi->upper)
 		return lfs_inval(fc, "no upper layer: read-only only");
 	return 0;
@@ -1090,6 +1224,7 @@ out_cache:
 static void __exit lfs_exit(void)
 {
 	unregister_filesystem(&lfs_fs_type);
+	lfs_verity_exit();
 	lfs_rd_exit();
 	lfs_ni_exit();
 	debugfs_remove_recursive(lfs_debugfs);

@@ -234,9 +234,12 @@ static int lfs_add_param(struct lfs_mount *m, const char *key,
 	return 0;
 }
 
-/* One more layer below those given so far: "lowerdir+", absolute. */
-static int lfs_add_lower(struct lfs_mount *m, const char *dir,
-			 const char *from)
+/*
+ * One more layer below those given so far: "lowerdir+", or "datadir+"
+ * for a data-only one, absolute.
+ */
+static int lfs_add_layer(struct lfs_mount *m, const char *dir,
+			 const char *from, const char *key)
 {
 	char *abs;
 	int err;
@@ -249,17 +252,29 @@ static int lfs_add_lower(struct lfs_mount *m, const char *dir,
 	abs = lfs_abspath(m, dir);
 	if (!abs)
 		return -errno;
-	err = lfs_add_param(m, "lowerdir+", abs);
+	err = lfs_add_param(m, key, abs);
 	free(abs);
 	if (!err)
 		m->nr_lower++;
 	return err;
 }
 
-/* Split a lowerdir= value at unescaped colons, undoing the escapes. */
+static int lfs_add_lower(struct lfs_mount *m, const char *dir,
+			 const char *from)
+{
+	return lfs_add_layer(m, dir, from, "lowerdir+");
+}
+
+/*
+ * Split a lowerdir= value at unescaped colons, undoing the escapes.  The
+ * layers after a "::" are data-only ("datadir+"); the kernel refuses
+ * what the list gets wrong (a ':' between two of them: a "lowerdir+"
+ * after a "datadir+").
+ */
 static int lfs_add_lowerdir_list(struct lfs_mount *m, char *list)
 {
 	char *start = list, *in = list, *out = list;
+	const char *key = "lowerdir+";
 	int err;
 
 	if (m->lower_listed) {
@@ -279,9 +294,15 @@ static int lfs_add_lowerdir_list(struct lfs_mount *m, char *list)
 			continue;
 		}
 		*out = '\0';
-		err = lfs_add_lower(m, start, "lowerdir=");
+		err = lfs_add_layer(m, start, "lowerdir=", key);
 		if (err || c == '\0')
 			return err;
+		if (*in == ':') {
+			in++;
+			key = "datadir+";
+		} else if (!strcmp(key, "datadir+")) {
+			key = "lowerdir+";
+		}
 		start = in;
 		out = in;
 	}
@@ -543,6 +564,10 @@ static int lfs_parse_option(struct lfs_mount *m, char *opt)
 		lfs_unescape(eq);
 		return lfs_add_lower(m, eq, "lowerdir+=");
 	}
+	if (!strcmp(opt, "datadir+") && eq) {
+		lfs_unescape(eq);
+		return lfs_add_layer(m, eq, "datadir+=", "datadir+");
+	}
 	if ((!strcmp(opt, "upperdir") || !strcmp(opt, "workdir")) && eq)
 		return lfs_add_dir_param(m, opt, eq);
 	if (!strcmp(opt, "uidmapping") && eq)
@@ -748,6 +773,7 @@ static int lfs_default_whiteout(struct lfs_mount *m)
 static bool lfs_param_for(struct lfs_mount *m, const struct lfs_param *p)
 {
 	return !m->remount || (strcmp(p->key, "lowerdir+") &&
+			       strcmp(p->key, "datadir+") &&
 			       strcmp(p->key, "upperdir") &&
 			       strcmp(p->key, "workdir"));
 }
@@ -756,6 +782,7 @@ static bool lfs_param_for(struct lfs_mount *m, const struct lfs_param *p)
 static bool lfs_param_is_dir(const struct lfs_param *p)
 {
 	return p->val && (!strcmp(p->key, "lowerdir+") ||
+			  !strcmp(p->key, "datadir+") ||
 			  !strcmp(p->key, "upperdir") ||
 			  !strcmp(p->key, "workdir"));
 }
@@ -774,7 +801,7 @@ static int lfs_config_fd(struct lfs_mount *m, int fsfd,
 	if (!path)
 		return -ENOMEM;
 	/* upperdir= and workdir= carry escaped backslashes for the kernel */
-	if (strcmp(p->key, "lowerdir+"))
+	if (strcmp(p->key, "lowerdir+") && strcmp(p->key, "datadir+"))
 		lfs_unescape(path);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {

@@ -731,6 +731,7 @@ static int make_empty(const char *dir, const char *prefix, const char *name)
  *   F PATH SIZE          regular file of SIZE bytes of a pattern
  *   N PREFIX FROM TO STEP  empty files PREFIX<i> for i = FROM, FROM+STEP, ... < TO
  *   H PATH SIZE          sparse file: 4 KiB data, hole, 4 KiB data at SIZE-4K
+ *   T PATH SIZE          sparse file of SIZE bytes, no data (a hole)
  *   l PATH TARGET        symlink
  *   h PATH TARGET        hard link to ROOT/TARGET
  *   p PATH               fifo
@@ -836,6 +837,13 @@ static int cmd_mktree(int argc, char **argv)
 			close(fd);
 			break;
 		}
+		case 'T':
+			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (fd < 0 || ftruncate(fd, atoll(a1)))
+				ret = -1;
+			if (fd >= 0)
+				close(fd);
+			break;
 		case 'N': {
 			long i, to = atol(a2), step = atol(a3);
 			char name[sizeof(path) + 24];
@@ -2093,6 +2101,38 @@ static int ops_statf(const char *op, const char *path, char *out, size_t size)
 	return 0;
 }
 
+/*
+ * mapino PATH: "MAJ:MIN INO" of a read-only shared mapping of PATH's
+ * first page, as /proc/self/maps shows it: a stacking filesystem's
+ * mapping belongs to the real file that holds the pages
+ */
+static int ops_mapino(const char *path, char *out, size_t size)
+{
+	char line[4096], addr[32], dev[32];
+	unsigned long long ino;
+	int fd = open(path, O_RDONLY);
+	FILE *maps;
+	void *p;
+
+	if (fd < 0)
+		return -1;
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return close_after(fd, -1);
+	close(fd);
+	snprintf(addr, sizeof(addr), "%lx-", (unsigned long)p);
+	maps = fopen("/proc/self/maps", "r");
+	snprintf(out, size, "(unmapped)");
+	while (maps && fgets(line, sizeof(line), maps))
+		if (!strncmp(line, addr, strlen(addr)) &&
+		    sscanf(line, "%*s %*s %*s %31s %llu", dev, &ino) == 2)
+			snprintf(out, size, "%s %llu", dev, ino);
+	if (maps)
+		fclose(maps);
+	munmap(p, 4096);
+	return 0;
+}
+
 static int ops_sameino(const char *a, const char *b, char *out, size_t size)
 {
 	struct stat sa, sb;
@@ -2510,6 +2550,7 @@ static const struct ops_def {
 	{ "treecmp", 2, 2, false }, { "read", 1, 1, true },
 	{ "getxattr", 2, 2, true }, { "kind", 1, 1, true },
 	{ "map", 1, 1, true }, { "hash", 1, 1, true }, { "count", 1, 1, true },
+	{ "mapino", 1, 1, true },
 	{ "ino", 1, 1, true }, { "links", 1, 1, true }, { "mode", 1, 1, true },
 	{ "owner", 1, 1, true }, { "size", 1, 1, true },
 	{ "blocks", 1, 1, true }, { "mtime", 1, 1, true },
@@ -2617,6 +2658,8 @@ static int ops_ask(const char *op, char **v, char *out, size_t size)
 		return ops_map(v[1], out, size);
 	if (!strcmp(op, "hash"))
 		return ops_hash(v[1], out, size);
+	if (!strcmp(op, "mapino"))
+		return ops_mapino(v[1], out, size);
 	if (!strcmp(op, "count"))
 		return ops_count(v[1], out, size);
 	return ops_statf(op, v[1], out, size);
@@ -2723,7 +2766,9 @@ static bool ops_met(const char *out, const char *want)
  *   fdread N (pread at 0), spliceout PATH (read through a pipe),
  *   fiemap PATH (FS_IOC_FIEMAP after a sync: LOGICAL+LEN@PHYSICAL/FLAGS),
  *   fdfiemap N (the same on the file in slot N),
- *   seekmap N (the data ranges SEEK_DATA and SEEK_HOLE find).
+ *   seekmap N (the data ranges SEEK_DATA and SEEK_HOLE find),
+ *   mapino PATH (the device and inode number /proc/self/maps shows for
+ *   a shared mapping of PATH: the file whose page cache serves it).
  */
 static int cmd_ops(int argc, char **argv)
 {

@@ -16,7 +16,7 @@ OCI2OVL_OBJDIR := build/oci2ovl
 OCI2OVL_LIBSRC := util.c digest.c path.c whiteout.c pathset.c extract.c \
 	layout.c store.c import.c mount.c gzip.c tarframe.c
 OCI2OVL_LIBSRC += lease.c tree.c
-OCI2OVL_LIBSRC += ahead.c
+OCI2OVL_LIBSRC += ahead.c objects.c
 OCI2OVL_TESTS := test_path test_whiteout test_digest test_extract \
 	test_pathset test_tarframe test_ahead
 

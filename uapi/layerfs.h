@@ -95,14 +95,58 @@ struct lfs_origin {
  * data is that of the first regular file without this marker that the
  * lookup of the same path finds in the layers below, as a lookup walks
  * them (whiteouts, opaque directories and directory redirects
- * included).  There is no other pointer: a metacopy file that is
- * renamed or linked gets its data first.  A lower layer's metacopy file
+ * included).  The one other pointer is overlay 6.5's data pointer: on a
+ * metacopy file of a regular lower layer, LFS_XATTR_REDIRECT holding an
+ * absolute path ("/ab/cdef": names separated by one '/', none empty,
+ * "." or ".."), looked up in the data-only layers (lowerdir=L::D,
+ * datadir+) in mount order; the first that holds a regular file without
+ * this marker there, every name before it a directory (no symlink is
+ * followed), gives the data.  None does, or the mount has no data-only
+ * layer, or the metacopy file is in the upper layer (layerfs never
+ * writes a redirect on a file): EIO.  A metacopy file that is renamed
+ * or linked through the mount gets its data first.  A lower layer's metacopy file
  * is followed only on a mount with metacopy=on.  Overlay's name; the
- * value is empty, as overlay 6.1 writes it (any other value is refused:
- * EIO).  Set by a metadata-only copy-up, removed last by the data
- * copy-up that fills the file in place.
+ * value is empty (no digest, as overlay 6.1 writes it) or a struct
+ * lfs_metacopy (overlay 6.6's); any other value is refused: EIO.  Set by
+ * a metadata-only copy-up, removed last by the data copy-up that fills
+ * the file in place.
  */
 #define LFS_XATTR_METACOPY		LFS_XATTR_PREFIX "metacopy"
+
+/*
+ * The value of LFS_XATTR_METACOPY when it is not empty: overlay 6.6's
+ * documented layout, so that a metadata layer means the same on both.
+ * @len is the bytes used, LFS_METACOPY_HDR_SIZE plus the digest's size,
+ * and is the xattr's own length (a longer value is refused).
+ * @digest_algo is an FS_VERITY_HASH_ALG_* of <linux/fsverity.h>
+ * (SHA256 = 1: 32 bytes, SHA512 = 2: 64 bytes), or 0 with no digest
+ * (@len 4).  @digest is the fs-verity file digest of the data, what
+ * "fsverity measure" prints; with the mount option verity=on or
+ * require, the data must be an fs-verity file of that digest.  A
+ * @version or @flags bit not known here: not understood, EIO.
+ */
+#define LFS_METACOPY_VERSION		0
+#define LFS_METACOPY_HDR_SIZE		4
+#define LFS_METACOPY_DIGEST_MAX		64
+
+struct lfs_metacopy {
+	__u8 version;			/* LFS_METACOPY_VERSION */
+	__u8 len;			/* bytes used, header included */
+	__u8 flags;			/* none yet: 0 */
+	__u8 digest_algo;		/* FS_VERITY_HASH_ALG_*, or 0: none */
+	__u8 digest[LFS_METACOPY_DIGEST_MAX]; /* the first len - 4 used */
+};
+
+/*
+ * Mount option verity=: whether the digests of metacopy files are
+ * written at copy-up and checked when the data is opened (overlay 6.6).
+ *   off      ignored (the default)
+ *   on       a recorded digest must match the data's fs-verity digest
+ *   require  as on, and every metacopy file must record one
+ * on and require turn metacopy on when metacopy= is not given (overlay
+ * 6.6); with metacopy=off they are EINVAL.
+ */
+#define LFS_OPT_VERITY			"verity"
 
 /*
  * On workdir's index/: the upper directory whose copies it links, a

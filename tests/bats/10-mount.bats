@@ -17,7 +17,7 @@ f file x'
 		# data | errno | kernel log message
 		"|EINVAL|at least one lowerdir is needed"
 		"lowerdir=|EINVAL|Bad value for 'lowerdir'"
-		"lowerdir=$W/a::$W/a|EINVAL|empty layer in lowerdir="
+		"lowerdir=$W/a:::$W/a|EINVAL|empty layer in lowerdir="
 		"lowerdir=$W/none|ENOENT|lower layer \"$W/none\": cannot resolve"
 		"lowerdir=$W/file|ENOTDIR|lower layer \"$W/file\": not a directory"
 		"lowerdir=$W/a:$W/a/sub|ELOOP|lower layer \"$W/a/sub\" is inside lower layer \"$W/a\""

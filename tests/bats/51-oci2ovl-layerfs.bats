@@ -30,6 +30,8 @@ setup() {
 
 teardown() {
 	mountpoint -q "$W/mnt" && umount "$W/mnt"
+	mountpoint -q "$W/m2" && umount "$W/m2"
+	mountpoint -q "$W/objfs" && umount "$W/objfs"
 	true
 }
 
@@ -149,4 +151,140 @@ lfs_lease_store() {
 	echo "$output"
 	[ "$status" = 3 ]
 	[[ $output == *"entry \"etc/passwd\": size "* ]]
+}
+
+# lfs_need_data_layers: skip unless layerfs takes data-only layers
+# ("lowerdir=A::B", issue #25; the s25-data branch)
+lfs_need_data_layers() {
+	mkdir -p "$W/probe/l" "$W/probe/d" "$W/probe/m"
+	if ! mount -t layerfs none "$W/probe/m" -o "lowerdir=$W/probe/l::$W/probe/d,metacopy=on"; then
+		skip "this layerfs has no data-only layers"
+	fi
+	umount "$W/probe/m"
+}
+
+# lfs_mount_opts DIR: the options /proc/mounts shows for the mount on DIR
+lfs_mount_opts() {
+	awk -v m="$1" '$2 == m { o = $4 } END { print o }' /proc/mounts
+}
+
+@test "an image imported with --objects mounts over its objects as a data-only layer, equals umoci unpack, and with verity=require when its objects have fs-verity" {
+	local img=$W/objects.img verity= opts f obj t
+	lfs_need_data_layers
+	# a filesystem of its own, with fs-verity where mkfs.ext4 and the
+	# kernel have it (4 KiB blocks: a small one gets 1 KiB, which 6.1's
+	# fs-verity refuses, as a page size must be)
+	truncate -s 256M "$img"
+	mkfs.ext4 -q -b 4096 -O verity "$img" || mkfs.ext4 -q -b 4096 "$img"
+	mkdir -p "$W/objfs"
+	mount -o loop "$img" "$W/objfs"
+	[ ! -e /sys/fs/ext4/features/verity ] || verity=1
+	export OCI2OVL_STORE=$W/objfs/store
+	"$B" import --objects "$LFS_EXT4/fixtures/oci-images/img/layout:churn"
+	"$B" import "$LFS_EXT4/fixtures/oci-images/img/layout:deep"
+	[ "$(cat "$OCI2OVL_STORE/data")" = objects ]
+	[ -n "$(find "$OCI2OVL_STORE/objects" -type f)" ]
+	for t in churn deep; do
+		run "$B" mount "$t" "$W/mnt"
+		echo "$output"
+		[ "$status" = 0 ]
+		opts=$(lfs_mount_opts "$W/mnt")
+		echo "$t: $opts"
+		[[ $opts == *"::$OCI2OVL_STORE/objects"* ]]
+		[[ $opts == *metacopy=on* ]]
+		if [ -n "$verity" ]; then
+			[[ $opts == *verity=require* ]]
+		else
+			[[ $opts != *verity=* ]]
+		fi
+		# every file read through the mount is the image's
+		$T dump "$W/mnt" >"$W/$t.got"
+		diff -u "$W/$t.want" "$W/$t.got"
+		"$B" umount "$W/mnt"
+	done
+	if [ -n "$verity" ]; then
+		# the marker carries the object's fs-verity digest
+		f=$(find "$OCI2OVL_STORE/layers" -path '*/etc/passwd' -type f | head -n 1)
+		obj=$OCI2OVL_STORE/objects$(getfattr -h --only-values -n trusted.overlay.redirect "$f")
+		[ "$(getfattr -h -e hex -n trusted.overlay.metacopy "$f" | sed -n 's/.*=0x00240001//p')" = \
+			"$(fsverity measure "$obj" | sed 's/^sha256:\([0-9a-f]*\) .*/\1/')" ]
+	fi
+	# a write copies the data up from the object
+	"$B" mount churn "$W/mnt" --upper "$W/objup" >/dev/null
+	t=$(cat "$W/mnt/etc/passwd")
+	echo more >>"$W/mnt/etc/passwd"
+	[ "$(cat "$W/mnt/etc/passwd")" = "$t"$'\n'more ]
+	"$B" umount "$W/mnt"
+	"$B" verify --all
+	umount "$W/objfs"
+}
+
+# lfs_mapino PATH: "MAJ:MIN INO" of the real file a mapping of PATH's
+# first page belongs to, as /proc/self/maps shows it
+lfs_mapino() {
+	local out
+	out=$("$LFS_REPO/build/bin/lfs-probe" ops <<<"mapino $1") || return 1
+	echo "${out#*: }"
+}
+
+# lfs_cached PATH: how many of PATH's pages are in the page cache
+lfs_cached() {
+	fincore -n -r -o PAGES "$1"
+}
+
+@test "two images with no layer in common that hold one file's data, imported with --objects and mounted at once, read it through one real inode, the object's: one page cache (issue #25)" {
+	local img=$W/share.img L=$W/share/layout obj sa sb oa ob o t
+	lfs_need_data_layers
+	truncate -s 64M "$img"
+	mkfs.ext4 -q -b 4096 -O verity "$img" || mkfs.ext4 -q -b 4096 "$img"
+	mkdir -p "$W/objfs" "$W/m2" "$W/share/a" "$W/share/b"
+	mount -o loop "$img" "$W/objfs"
+	export OCI2OVL_STORE=$W/objfs/store
+	# image a holds a/shared and a/own, image b b/shared (the same 64 KiB)
+	# and b/own: one layer each, with nothing else in common
+	printf -v t '%65536s' ''
+	printf '%s' "${t// /s}" >"$W/share/a/shared"
+	cp "$W/share/a/shared" "$W/share/b/shared"
+	echo own-a >"$W/share/a/own"
+	echo own-b >"$W/share/b/own"
+	umoci init --layout "$L"
+	for t in a b; do
+		umoci new --image "$L:$t"
+		umoci insert --image "$L:$t" "$W/share/$t" "/$t"
+		"$B" import --objects "$L:$t"
+	done
+	[ "$(find "$OCI2OVL_STORE/layers" -mindepth 1 -maxdepth 1 | wc -l)" = 2 ]
+	# the shared data is one object, both layers' files point at it
+	obj=$(sha256sum "$W/share/a/shared")
+	obj=/${obj:0:2}/${obj:2:62}
+	[ "$(getfattr -h --only-values -n trusted.overlay.redirect "$OCI2OVL_STORE"/layers/*/a/shared)" = "$obj" ]
+	[ "$(getfattr -h --only-values -n trusted.overlay.redirect "$OCI2OVL_STORE"/layers/*/b/shared)" = "$obj" ]
+	obj=$OCI2OVL_STORE/objects$obj
+	[ "$(find "$OCI2OVL_STORE/objects" -type f -exec cmp -s "$W/share/a/shared" {} \; -print)" = "$obj" ]
+	"$B" mount a "$W/mnt"
+	"$B" mount b "$W/m2"
+	sa=$(lfs_mapino "$W/mnt/a/shared")
+	sb=$(lfs_mapino "$W/m2/b/shared")
+	oa=$(lfs_mapino "$W/mnt/a/own")
+	ob=$(lfs_mapino "$W/m2/b/own")
+	o=$(lfs_mapino "$obj")
+	echo "object $o, a/shared $sa, b/shared $sb, a/own $oa, b/own $ob"
+	[[ $o == [0-9a-f]*:[0-9a-f]*" "[0-9]* ]]
+	[ "$sa" = "$o" ]
+	[ "$sb" = "$o" ]
+	[ "$oa" != "$ob" ]
+	[ "$oa" != "$o" ]
+	# a read through one mount fills the object's page cache, and no
+	# other: the layers' files stay sparse and uncached
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	[ "$(lfs_cached "$obj")" = 0 ]
+	cmp "$W/mnt/a/shared" "$W/share/a/shared"
+	[ "$(lfs_cached "$obj")" = 16 ]
+	[ "$(lfs_cached "$OCI2OVL_STORE"/layers/*/a/shared)" = 0 ]
+	[ "$(lfs_cached "$OCI2OVL_STORE"/layers/*/b/shared)" = 0 ]
+	cmp "$W/m2/b/shared" "$W/share/a/shared"
+	"$B" umount "$W/m2"
+	"$B" umount "$W/mnt"
+	umount "$W/objfs"
 }

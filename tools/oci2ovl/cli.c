@@ -34,6 +34,7 @@ struct lfs_cli {
 	bool force;
 	bool dry_run;
 	bool all;
+	bool objects; /* --objects */
 	struct lfs_limits lim;
 	unsigned int given; /* LFS_OPT_* bits seen */
 	char **args; /* positional, command first */
@@ -56,11 +57,12 @@ enum {
 	LFS_OPT_FORCE = 1 << 12,
 	LFS_OPT_DRY_RUN = 1 << 13,
 	LFS_OPT_ALL = 1 << 14,
+	LFS_OPT_OBJECTS = 1 << 15,
 };
 
 #define LFS_OPTS_IMPORT                                                        \
 	(LFS_OPT_NAME | LFS_OPT_PLATFORM | LFS_OPT_WHITEOUT | LFS_OPT_LIMITS | \
-	 LFS_OPT_NOSYNC | LFS_OPT_REPLACE)
+	 LFS_OPT_NOSYNC | LFS_OPT_REPLACE | LFS_OPT_OBJECTS)
 
 static const char lfs_usage[] =
 	"Usage: oci2ovl [--store DIR] COMMAND [OPTION...] [ARG...]\n"
@@ -70,6 +72,7 @@ static const char lfs_usage[] =
 	"      [--name NAME] [--platform OS/ARCH[/VARIANT]] [--whiteout native|chardev]\n"
 	"      [--max-entries N] [--max-bytes SIZE] [--max-path N]\n"
 	"      [--max-names SIZE] [--max-xattrs SIZE] [--no-sync] [--replace]\n"
+	"      [--objects]        (a new store: files' data stored once, in objects/)\n"
 	"  pull REF               skopeo copy REF (any transport), then import\n"
 	"      (same options as import)\n"
 	"  list [--json]          images in the store\n"
@@ -112,6 +115,7 @@ static const struct option lfs_options[] = {
 	{ "force", no_argument, NULL, 'F' },
 	{ "dry-run", no_argument, NULL, 'D' },
 	{ "all", no_argument, NULL, 'A' },
+	{ "objects", no_argument, NULL, 'O' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{}
@@ -233,6 +237,10 @@ static int lfs_parse(int argc, char **argv, struct lfs_cli *c)
 			c->all = true;
 			c->given |= LFS_OPT_ALL;
 			break;
+		case 'O':
+			c->objects = true;
+			c->given |= LFS_OPT_OBJECTS;
+			break;
 		case 'E':
 		case 'B':
 		case 'L':
@@ -338,7 +346,9 @@ static char *lfs_pull_name(const char *ref)
 
 static int lfs_cmd_import(struct lfs_cli *c, bool pull)
 {
+	struct lfs_objstats stats = { 0 };
 	struct lfs_import_opts o = {
+		.stats = &stats,
 		.platform = c->platform,
 		.lim = c->lim,
 		.sync = c->sync,
@@ -371,10 +381,16 @@ static int lfs_cmd_import(struct lfs_cli *c, bool pull)
 		goto out;
 	if (!c->whiteout)
 		o.fmt = st.fmt_known ? st.fmt : LFS_WH_NATIVE;
+	/* without --objects, the store's data format */
+	o.objects = c->objects || (st.data_known && st.objects);
 	if (st.fmt_known && st.fmt != o.fmt) {
 		lfs_err("store %s holds %s layers; use another store for %s",
 			lfs_esc(st.path), lfs_whiteout_fmt_name(st.fmt),
 			lfs_whiteout_fmt_name(o.fmt));
+		r = LFS_EXIT_USAGE;
+	} else if (st.data_known && st.objects != o.objects) {
+		lfs_err("store %s holds inline layers; use another store for --objects",
+			lfs_esc(st.path));
 		r = LFS_EXIT_USAGE;
 	} else {
 		st.sync = c->sync;
@@ -382,7 +398,8 @@ static int lfs_cmd_import(struct lfs_cli *c, bool pull)
 			     lfs_import(&st, dir, tag, &o);
 		r = lfs_exit_code(err);
 		/* a concurrent first import chose the other format */
-		if (err && st.fmt_known && st.fmt != o.fmt)
+		if (err && ((st.fmt_known && st.fmt != o.fmt) ||
+			    (st.data_known && st.objects != o.objects)))
 			r = LFS_EXIT_USAGE;
 	}
 	lfs_store_close(&st);
@@ -587,6 +604,35 @@ out:
 	return err;
 }
 
+/*
+ * An image of an objects store: its objects as a data-only layer, and
+ * verity=require when every metacopy file of its layers carries an
+ * fs-verity digest (verity=on when some do), as docs/oci2ovl.md says.
+ */
+static int lfs_mount_objects(struct lfs_store *st, char *const *dirs,
+			     size_t n, struct lfs_mount_opts *o, char **datadir)
+{
+	uint64_t pointers, digests;
+	int err;
+
+	err = lfs_objects_count(dirs, n, &pointers, &digests);
+	if (err) {
+		lfs_err("store %s: cannot read the layers' object pointers: %s",
+			lfs_esc(st->path), strerror(-err));
+		return err;
+	}
+	if (asprintf(datadir, "%s/objects", st->path) < 0) {
+		*datadir = NULL;
+		return -ENOMEM;
+	}
+	o->datadir = *datadir;
+	if (pointers && digests == pointers)
+		o->verity = "require";
+	else if (digests)
+		o->verity = "on";
+	return 0;
+}
+
 static int lfs_cmd_mount(struct lfs_cli *c)
 {
 	struct lfs_mount_opts o = {
@@ -597,6 +643,7 @@ static int lfs_cmd_mount(struct lfs_cli *c)
 	};
 	struct lfs_store st;
 	bool locked = false;
+	char *datadir = NULL;
 	json_t *rec;
 	char **dirs;
 	size_t n, i;
@@ -641,6 +688,10 @@ static int lfs_cmd_mount(struct lfs_cli *c)
 	err = lfs_store_image_layer_dirs(&st, rec, &dirs, &n);
 	if (!err) {
 		n = lfs_dedupe(dirs, n);
+		if (st.data_known && st.objects)
+			err = lfs_mount_objects(&st, dirs, n, &o, &datadir);
+	}
+	if (!err) {
 		if (c->print)
 			err = lfs_mount_image(dirs, n, NULL, &o);
 		else
@@ -652,6 +703,7 @@ static int lfs_cmd_mount(struct lfs_cli *c)
 	}
 	r = lfs_exit_code(err);
 out:
+	free(datadir);
 	if (locked)
 		lfs_store_meta_unlock(&st);
 	json_decref(rec);

@@ -1303,30 +1303,31 @@ static int lfs_record_sum(struct lfs_xstate *x, const char *raw, int fd,
 }
 
 /*
- * copy a regular file's data, sparse holes included, hashing it for
- * o->sums as it goes (while it comes in order, without holes)
+ * copy a regular file's data into @fd, sparse holes included, hashing it
+ * in x->fsum as it goes (while it comes in order, without holes): @hashed
+ * says whether it did, @len how many bytes
  */
-static int lfs_write_data(struct lfs_xstate *x, struct archive_entry *ae,
-			  const char *raw, int fd)
+static int lfs_copy_data(struct lfs_xstate *x, struct archive_entry *ae,
+			 const char *raw, int fd, bool *hashed, uint64_t *len)
 {
-	bool hashed = x->o->sums && !lfs_sha256_reset(x->fsum);
-	uint64_t len = 0;
 	const void *buf;
 	size_t size;
 	la_int64_t off;
 	int r;
 
+	*hashed = (x->o->sums || x->o->objects) && !lfs_sha256_reset(x->fsum);
+	*len = 0;
 	for (;;) {
 		r = archive_read_data_block(x->inner, &buf, &size, &off);
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r < ARCHIVE_WARN)
 			return lfs_stream_error(x, raw);
-		if (hashed && off >= 0 && (uint64_t)off == len &&
+		if (*hashed && off >= 0 && (uint64_t)off == *len &&
 		    !lfs_sha256_update(x->fsum, buf, size))
-			len += size;
+			*len += size;
 		else
-			hashed = false;
+			*hashed = false;
 		while (size) {
 			ssize_t w = pwrite(fd, buf, size, off);
 
@@ -1342,7 +1343,75 @@ static int lfs_write_data(struct lfs_xstate *x, struct archive_entry *ae,
 	if (archive_entry_size_is_set(ae) &&
 	    ftruncate(fd, archive_entry_size(ae)))
 		return lfs_entry_err(x, raw, "truncate", -errno);
+	return 0;
+}
+
+/* a regular file's data into the layer's file @fd, its digest recorded */
+static int lfs_write_data(struct lfs_xstate *x, struct archive_entry *ae,
+			  const char *raw, int fd)
+{
+	uint64_t len;
+	bool hashed;
+	int err;
+
+	err = lfs_copy_data(x, ae, raw, fd, &hashed, &len);
+	if (err)
+		return err;
 	return x->o->sums ? lfs_record_sum(x, raw, fd, hashed, len) : 0;
+}
+
+/*
+ * lfs_write_object() - a regular file's data into an object (objects.c)
+ * @fd: the layer's file, left a sparse file of the data's size
+ * @ref: gets the object and the metacopy value; ref->hex "" for a file
+ *	 without data, which stays an ordinary empty file
+ *
+ * The markers are set by the caller once the entry's own metadata is.
+ */
+static int lfs_write_object(struct lfs_xstate *x, struct archive_entry *ae,
+			    const char *raw, int fd, struct lfs_objref *ref)
+{
+	unsigned char md[32];
+	struct stat st;
+	uint64_t len;
+	bool hashed;
+	char name[32];
+	int ofd, err;
+
+	ref->hex[0] = '\0';
+	ofd = lfs_objects_create(x->o->objects, name, sizeof(name));
+	if (ofd < 0)
+		return lfs_entry_err(x, raw, "create its object", ofd);
+	err = lfs_copy_data(x, ae, raw, ofd, &hashed, &len);
+	if (!err && fstat(ofd, &st))
+		err = lfs_entry_err(x, raw, "stat its object", -errno);
+	if (err || !st.st_size) {
+		close(ofd);
+		lfs_objects_discard(x->o->objects, name);
+		if (err || !x->o->sums)
+			return err;
+		return lfs_record_sum(x, raw, fd, hashed, len);
+	}
+	hashed = hashed && (uint64_t)st.st_size == len;
+	if (hashed)
+		lfs_sha256_final_raw(x->fsum, md);
+	err = lfs_objects_add(x->o->objects, ofd, name, hashed ? md : NULL,
+			      st.st_size, ref);
+	if (err)
+		return lfs_entry_err(x, raw, "store its object", err);
+	if (ftruncate(fd, st.st_size))
+		return lfs_entry_err(x, raw, "truncate", -errno);
+	if (!x->o->sums)
+		return 0;
+	/* the layer's file stands for the object's content */
+	for (len = 0; len < 32; len++)
+		sscanf(ref->hex + 2 * len, "%2hhx", &md[len]);
+	if (fstat(fd, &st))
+		return lfs_entry_err(x, raw, "stat", -errno);
+	return lfs_filesums_set(x->o->sums, st.st_dev, st.st_ino, st.st_size,
+				md) ?
+		       -ENOMEM :
+		       0;
 }
 
 /*
@@ -1447,6 +1516,7 @@ static int lfs_make_node(struct lfs_xstate *x, struct archive_entry *ae,
 	const char *base = node->name;
 	mode_t ft = archive_entry_filetype(ae);
 	enum lfs_node_kind kind = LFS_NODE_FILE;
+	struct lfs_objref ref = { .hex = "" };
 	int fd = -1, err;
 
 	switch (ft) {
@@ -1463,7 +1533,8 @@ static int lfs_make_node(struct lfs_xstate *x, struct archive_entry *ae,
 				 0600);
 		if (fd < 0)
 			return lfs_entry_err(x, raw, "create", fd);
-		err = lfs_write_data(x, ae, raw, fd);
+		err = x->o->objects ? lfs_write_object(x, ae, raw, fd, &ref) :
+				      lfs_write_data(x, ae, raw, fd);
 		if (err)
 			goto out;
 		break;
@@ -1524,6 +1595,12 @@ static int lfs_make_node(struct lfs_xstate *x, struct archive_entry *ae,
 	}
 	if (!err)
 		err = lfs_apply_meta(x, ae, raw, pfd, base, fd, node);
+	/* after the image's xattrs: these come from oci2ovl, never a tar */
+	if (!err && *ref.hex) {
+		err = lfs_objects_mark(fd, &ref);
+		if (err)
+			err = lfs_entry_err(x, raw, "point at its object", err);
+	}
 out:
 	if (fd >= 0)
 		close(fd);

@@ -56,12 +56,21 @@ static int lfs_import_layer(struct lfs_store *st, int layoutfd,
 		.nlower = lower->n,
 		.depends_below = &depends,
 	};
+	struct lfs_objects *objs = NULL;
 	char *tmp = NULL;
 	int blobfd, rootfd, err;
 
 	xo.sums = lfs_filesums_new();
 	if (!xo.sums)
 		return -ENOMEM;
+	if (o->objects) {
+		err = lfs_objects_begin(st, o->stats, &objs);
+		if (err) {
+			lfs_filesums_free(xo.sums);
+			return err;
+		}
+		xo.objects = objs;
+	}
 	blobfd = lfs_layout_open_blob(layoutfd, l->digest);
 	if (blobfd < 0) {
 		lfs_err("layer %s: cannot open blob: %s", l->digest,
@@ -82,9 +91,13 @@ static int lfs_import_layer(struct lfs_store *st, int layoutfd,
 		goto out_rm;
 	}
 	err = lfs_extract_layer(blobfd, rootfd, &xo);
+	/* the layer and its new objects, on one filesystem */
 	if (!err && o->sync && syncfs(rootfd))
 		err = -errno;
 	close(rootfd);
+	/* the objects before the layer that points at them */
+	if (!err && objs)
+		err = lfs_objects_publish(objs);
 	if (!err) {
 		snprintf(l->key, sizeof(l->key), "%s",
 			 depends ? chain : l->diff_id);
@@ -99,6 +112,7 @@ out_free:
 out_blob:
 	close(blobfd);
 	lfs_filesums_free(xo.sums);
+	lfs_objects_end(objs);
 	return err;
 }
 
@@ -155,13 +169,17 @@ int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
 	err = lfs_store_check_name(st, o->name, &img, o->replace);
 	if (err)
 		goto out;
-	err = lfs_store_set_format(st, o->fmt);
-	if (err) {
+	err = lfs_store_set_format(st, o->fmt, o->objects);
+	if (err == -EINVAL && st->fmt != o->fmt)
 		lfs_err("store %s holds %s layers; use another store for %s",
 			lfs_esc(st->path), lfs_whiteout_fmt_name(st->fmt),
 			lfs_whiteout_fmt_name(o->fmt));
+	else if (err == -EINVAL)
+		lfs_err("store %s holds %s layers; use another store for %s",
+			lfs_esc(st->path), st->objects ? "objects" : "inline",
+			o->objects ? "--objects" : "inline layers");
+	if (err)
 		goto out;
-	}
 	layoutfd = open(layout_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (layoutfd < 0) {
 		err = -errno;
@@ -225,6 +243,9 @@ out_close:
 	close(layoutfd);
 	if (!err)
 		err = lfs_store_write_image(st, o->name, &img, o->replace);
+	if (!err && o->objects && o->stats && o->stats->verity_off)
+		lfs_warn("store %s: objects stored without fs-verity: its filesystem does not support it (%s)",
+			 lfs_esc(st->path), strerror(o->stats->verity_off));
 	if (err && err != -LFS_EREFUSED && err != -LFS_ECONFLICT)
 		lfs_err("import %s:%s: %s", lfs_esc(layout_dir), lfs_esc(tag),
 			strerror(-err));

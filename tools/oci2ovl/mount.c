@@ -12,6 +12,11 @@
  *
  * In a lowerdir string, ':' ',' and '\' in paths get a backslash.
  *
+ * An image of an objects store (objects.c) gets the object directory as
+ * a data-only layer below its layers (fsconfig "datadir+"; "::" in a
+ * lowerdir string), "metacopy=on", and "verity=require" (or "on") when
+ * the metacopy files carry fs-verity digests (cli.c decides).
+ *
  * The mount source (fsconfig "source", mount(2)'s first argument) is the
  * lease's "oci2ovl:IMAGE:ID", which lease.c finds in mountinfo.
  *
@@ -74,6 +79,27 @@ char *lfs_lowerdir_string(char *const *dirs, size_t n)
 	return out;
 }
 
+/*
+ * "lowerdir=" @dirs, then "::" the data-only layer and the options it
+ * needs, when @o has one
+ */
+static char *lfs_lower_options(char *const *dirs, size_t n,
+			       const struct lfs_mount_opts *o)
+{
+	char *lower = lfs_lowerdir_string(dirs, n), *data, *out;
+
+	if (!lower || !o->datadir)
+		return lower;
+	data = lfs_escape_option(o->datadir);
+	if (!data || asprintf(&out, "%s::%s,metacopy=on%s%s", lower, data,
+			      o->verity ? ",verity=" : "",
+			      o->verity ?: "") < 0)
+		out = NULL;
+	free(data);
+	free(lower);
+	return out;
+}
+
 /* print the fsopen context's messages ("e ...", "w ...", "i ...") */
 static void lfs_fs_messages(int fsfd)
 {
@@ -86,10 +112,28 @@ static void lfs_fs_messages(int fsfd)
 	}
 }
 
+/* the data-only layer and the options it needs, through @fsfd */
+static int lfs_fsconfig_data(int fsfd, const struct lfs_mount_opts *o,
+			     const char **step)
+{
+	*step = "fsconfig datadir+";
+	if (fsconfig(fsfd, FSCONFIG_SET_STRING, "datadir+", o->datadir, 0))
+		return -errno;
+	*step = "fsconfig metacopy=on";
+	if (fsconfig(fsfd, FSCONFIG_SET_STRING, "metacopy", "on", 0))
+		return -errno;
+	*step = "fsconfig verity";
+	if (o->verity &&
+	    fsconfig(fsfd, FSCONFIG_SET_STRING, "verity", o->verity, 0))
+		return -errno;
+	return 0;
+}
+
 static int lfs_mount_new_api(char *const *dirs, size_t n, const char *target,
-			     const char *fstype, const char *source,
+			     const struct lfs_mount_opts *o,
 			     const char *upper, const char *work)
 {
+	const char *fstype = o->fstype, *source = o->source;
 	const char *step = "fsopen";
 	int fsfd, mfd, err = 0;
 	size_t i;
@@ -110,6 +154,8 @@ static int lfs_mount_new_api(char *const *dirs, size_t n, const char *target,
 		if (fsconfig(fsfd, FSCONFIG_SET_STRING, "lowerdir+", dirs[i],
 			     0))
 			err = -errno;
+	if (!err && o->datadir)
+		err = lfs_fsconfig_data(fsfd, o, &step);
 	if (!err && upper) {
 		/* the kernel undoes escapes in these two, as overlayfs does */
 		char *eu = lfs_escape_option(upper), *ew = lfs_escape_option(work);
@@ -153,9 +199,10 @@ static int lfs_mount_new_api(char *const *dirs, size_t n, const char *target,
 
 /* overlay through mount(2), layers named relative to their parent */
 static int lfs_mount_overlay(char *const *dirs, size_t n, const char *target,
-			     const char *source, const char *upper,
+			     const struct lfs_mount_opts *o, const char *upper,
 			     const char *work)
 {
+	const char *source = o->source;
 	char parent[PATH_MAX], cwd[PATH_MAX];
 	char **rel, *lower, *opts = NULL, *eu = NULL, *ew = NULL;
 	size_t i, plen;
@@ -173,7 +220,7 @@ static int lfs_mount_overlay(char *const *dirs, size_t n, const char *target,
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		rel[i] = (char *)dirs[i] + plen + 1;
-	lower = lfs_lowerdir_string(rel, n);
+	lower = lfs_lower_options(rel, n, o);
 	free(rel);
 	if (!lower)
 		return -ENOMEM;
@@ -215,10 +262,11 @@ out:
 
 /* the command that does the same mount, for the user to see */
 static void lfs_print_command(char *const *dirs, size_t n, const char *target,
-			      const char *fstype, const char *upper,
-			      const char *work)
+			      const struct lfs_mount_opts *o,
+			      const char *upper, const char *work)
 {
-	char *lower = lfs_lowerdir_string(dirs, n), *opts = NULL, *eu, *ew;
+	char *lower = lfs_lower_options(dirs, n, o), *opts = NULL, *eu, *ew;
+	const char *fstype = o->fstype;
 	char *qt, *qo;
 
 	if (!lower)
@@ -295,7 +343,7 @@ int lfs_mount_image(char *const *dirs, size_t n, const char *target,
 	int err;
 
 	if (o->print_only) {
-		char *lower = lfs_lowerdir_string(dirs, n);
+		char *lower = lfs_lower_options(dirs, n, o);
 
 		if (!lower)
 			return -ENOMEM;
@@ -331,12 +379,11 @@ int lfs_mount_image(char *const *dirs, size_t n, const char *target,
 	if (lfs_mount_test_seam())
 		err = lfs_mount_test_tmpfs(tgt, o->source, upper != NULL);
 	else if (!strcmp(o->fstype, "overlay"))
-		err = lfs_mount_overlay(dirs, n, tgt, o->source, upper, work);
+		err = lfs_mount_overlay(dirs, n, tgt, o, upper, work);
 	else
-		err = lfs_mount_new_api(dirs, n, tgt, o->fstype, o->source,
-					upper, work);
+		err = lfs_mount_new_api(dirs, n, tgt, o, upper, work);
 	if (!err)
-		lfs_print_command(dirs, n, tgt, o->fstype, upper, work);
+		lfs_print_command(dirs, n, tgt, o, upper, work);
 out:
 	free(tgt);
 	free(upper);

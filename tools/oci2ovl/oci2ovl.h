@@ -124,6 +124,8 @@ int lfs_openat2(int dirfd, const char *path, int flags, mode_t mode);
 int lfs_setxattr_at(int dirfd, const char *name, const char *key,
 		    const void *val, size_t len);
 char *lfs_shell_quote(const char *s);
+DIR *lfs_fdopendir(int fd);
+DIR *lfs_opendir_dup(int dirfd);
 
 /* digest.c */
 struct lfs_sha256;
@@ -269,6 +271,8 @@ struct lfs_extract_opts {
 	bool *depends_below;
 	/* out: the digests of the regular files written (NULL: not asked) */
 	struct lfs_filesums *sums;
+	/* regular files' data goes there (objects.c); NULL: into the layer */
+	struct lfs_objects *objects;
 };
 
 int lfs_extract_layer(int blobfd, int rootfd, const struct lfs_extract_opts *o);
@@ -289,6 +293,8 @@ struct lfs_store {
 	int lockfd; /* the lock file, flock()ed */
 	enum lfs_whiteout_fmt fmt;
 	bool fmt_known; /* a layer format was recorded */
+	bool objects; /* the data format: objects (objects.c), else inline */
+	bool data_known; /* a data format was recorded (or implied) */
 	bool sync; /* fsync what is published (not with --no-sync) */
 };
 
@@ -303,7 +309,8 @@ int lfs_store_publish(struct lfs_store *st, const char *dir, const char *name,
 int lfs_store_open(struct lfs_store *st, const char *path, bool create,
 		   bool exclusive);
 void lfs_store_close(struct lfs_store *st);
-int lfs_store_set_format(struct lfs_store *st, enum lfs_whiteout_fmt fmt);
+int lfs_store_set_format(struct lfs_store *st, enum lfs_whiteout_fmt fmt,
+			 bool objects);
 int lfs_store_layer_dir(const struct lfs_store *st, const char *diff_id,
 			char **out);
 bool lfs_store_has_layer(const struct lfs_store *st, const char *diff_id);
@@ -339,6 +346,47 @@ int lfs_tree_repair(struct lfs_store *st);
 int lfs_tree_verify(struct lfs_store *st, const char *diff_id,
 		    unsigned long *diffs);
 
+/* objects.c: regular files' data stored once, by its SHA-256 */
+/* the largest metacopy value: version, len, flags, algo, a SHA-512 digest */
+#define LFS_METACOPY_MAX (4 + 64)
+
+/* a metacopy file's object */
+struct lfs_objref {
+	char hex[LFS_SHA256_HEX + 1]; /* the object: objects/XX/REST */
+	unsigned char mc[LFS_METACOPY_MAX]; /* trusted.overlay.metacopy */
+	size_t mlen; /* its length: 0, no digest */
+};
+
+/* what an import did with objects */
+struct lfs_objstats {
+	uint64_t written; /* new objects */
+	uint64_t reused; /* files whose object was there */
+	uint64_t bytes; /* in the new objects */
+	uint64_t verity; /* new objects with fs-verity */
+	int verity_off; /* why fs-verity is off (EOPNOTSUPP, ENOTTY), or 0 */
+};
+
+struct lfs_objects;
+int lfs_objects_begin(struct lfs_store *st, struct lfs_objstats *stats,
+		      struct lfs_objects **out);
+void lfs_objects_end(struct lfs_objects *o);
+int lfs_objects_create(struct lfs_objects *o, char *name, size_t len);
+void lfs_objects_discard(struct lfs_objects *o, const char *name);
+int lfs_objects_add(struct lfs_objects *o, int fd, const char *name,
+		    const unsigned char *md, uint64_t size,
+		    struct lfs_objref *ref);
+int lfs_objects_mark(int fd, const struct lfs_objref *ref);
+int lfs_objects_publish(struct lfs_objects *o);
+int lfs_object_measure(int fd, unsigned char *mc, size_t *mlen);
+int lfs_object_pointer_at(int dirfd, const char *name, struct lfs_objref *ref,
+			  const char **why);
+int lfs_object_check(int objfd, const struct lfs_objref *ref, uint64_t size,
+		     bool hash, char *buf, size_t len, const char **why);
+int lfs_objects_count(char *const *dirs, size_t n, uint64_t *pointers,
+		      uint64_t *digests);
+int lfs_objects_gc(struct lfs_store *st, json_t *keep, bool dry_run,
+		   unsigned int *removed);
+
 /* lease.c */
 json_t *lfs_lease_make(const char *name, json_t *rec, const char *target,
 		       const char *fstype);
@@ -360,6 +408,8 @@ struct lfs_import_opts {
 	enum lfs_whiteout_fmt fmt;
 	bool sync; /* syncfs() before committing */
 	bool replace; /* replace an image of that name */
+	bool objects; /* data into objects/ (the store's data format) */
+	struct lfs_objstats *stats; /* out: what objects.c did */
 };
 
 int lfs_import(struct lfs_store *st, const char *layout_dir, const char *tag,
@@ -374,6 +424,8 @@ struct lfs_mount_opts {
 	const char *work; /* NULL: default next to upper */
 	const char *source; /* the mount source, names the lease */
 	bool print_only; /* --print */
+	const char *datadir; /* the data-only layer (STORE/objects), or NULL */
+	const char *verity; /* "on", "require", or NULL: not given */
 };
 
 char *lfs_lowerdir_string(char *const *dirs, size_t n);

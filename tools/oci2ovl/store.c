@@ -5,6 +5,10 @@
  *   STORE/lock              flock(2): shared by every run that reads or
  *                           imports, exclusive for gc; it has no content
  *   STORE/whiteout          "native\n" or "chardev\n": the layers' format
+ *   STORE/data              "inline\n" or "objects\n": where regular
+ *                           files' data is (objects.c); a store with a
+ *                           whiteout file and no data file is inline
+ *   STORE/objects/XX/REST   the objects of an "objects" store (objects.c)
  *   STORE/layers/HEX/       one layer, named by its store key's hex: its
  *                           diff_id's or, if it depends on the layers
  *                           below, its chain key's (import.c) (0700)
@@ -96,19 +100,8 @@ int lfs_store_sync_dir(const struct lfs_store *st, const char *sub)
 /* a directory of the store, to read; NULL with errno set */
 DIR *lfs_store_opendir(const struct lfs_store *st, const char *sub)
 {
-	int fd, err;
-	DIR *d;
-
-	fd = openat(st->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	d = fdopendir(fd);
-	if (!d) {
-		err = errno;
-		close(fd);
-		errno = err;
-	}
-	return d;
+	return lfs_fdopendir(
+		openat(st->dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 }
 
 /* the meta lock: see the head of this file */
@@ -274,6 +267,33 @@ static int lfs_store_complete(struct lfs_store *st)
 }
 
 /*
+ * The one line of the store's file @name, without its newline, into
+ * @line (to free). A file without its final newline (empty, or part of a
+ * word) is what a crash between creating and writing it left: @line
+ * NULL, nothing recorded yet. Return: 0, -ENOENT if it is missing, or
+ * -errno.
+ */
+static int lfs_store_read_line(struct lfs_store *st, const char *name,
+			       char **line)
+{
+	size_t len;
+	char *buf;
+	int err;
+
+	*line = NULL;
+	err = lfs_read_file_at(st->dirfd, name, 64, &buf, &len);
+	if (err)
+		return err;
+	if (!len || buf[len - 1] != '\n') {
+		free(buf);
+		return 0;
+	}
+	buf[len - 1] = '\0';
+	*line = buf;
+	return 0;
+}
+
+/*
  * Read STORE/whiteout. A file without its final newline (empty, or part
  * of a word) is what an earlier version left when it crashed, or a
  * concurrent first import was, between creating and writing it: the
@@ -282,20 +302,14 @@ static int lfs_store_complete(struct lfs_store *st)
 static int lfs_store_read_format(struct lfs_store *st)
 {
 	char *buf;
-	size_t len;
 	int err;
 
 	st->fmt_known = false;
-	err = lfs_read_file_at(st->dirfd, "whiteout", 64, &buf, &len);
+	err = lfs_store_read_line(st, "whiteout", &buf);
 	if (err == -ENOENT)
 		return 0;
-	if (err)
+	if (err || !buf)
 		return err;
-	if (!len || buf[len - 1] != '\n') {
-		free(buf);
-		return 0;
-	}
-	buf[len - 1] = '\0';
 	err = lfs_whiteout_fmt_parse(buf, &st->fmt);
 	free(buf);
 	if (err) {
@@ -304,6 +318,40 @@ static int lfs_store_read_format(struct lfs_store *st)
 		return err;
 	}
 	st->fmt_known = true;
+	return 0;
+}
+
+/*
+ * Read STORE/data, the data format: "objects" (objects.c) or "inline".
+ * Missing in a store whose whiteout format is known: a store of an
+ * oci2ovl before objects, inline. A torn file (no final newline) is not
+ * recorded yet, as for the whiteout format.
+ */
+static int lfs_store_read_data(struct lfs_store *st)
+{
+	char *buf;
+	int err;
+
+	st->data_known = false;
+	st->objects = false;
+	err = lfs_store_read_line(st, "data", &buf);
+	if (err == -ENOENT) {
+		st->data_known = st->fmt_known;
+		return 0;
+	}
+	if (err || !buf)
+		return err;
+	if (!strcmp(buf, "objects"))
+		st->objects = true;
+	else if (strcmp(buf, "inline"))
+		err = -EINVAL;
+	free(buf);
+	if (err) {
+		lfs_err("store %s: unknown data format in %s/data",
+			lfs_esc(st->path), lfs_esc(st->path));
+		return err;
+	}
+	st->data_known = true;
 	return 0;
 }
 
@@ -355,6 +403,8 @@ int lfs_store_open(struct lfs_store *st, const char *path, bool create,
 			goto fail;
 		}
 	err = lfs_store_read_format(st);
+	if (!err)
+		err = lfs_store_read_data(st);
 	if (err)
 		goto fail;
 	return 0;
@@ -378,25 +428,42 @@ void lfs_store_close(struct lfs_store *st)
 }
 
 /*
- * lfs_store_set_format() - record the store's whiteout format on first use
+ * lfs_store_set_format() - record the store's formats on first use
+ * @fmt: the whiteout format
+ * @objects: the data format: objects (objects.c), else inline
  *
  * Under the meta lock, so that of concurrent first imports exactly one
- * decides; the file is published whole (lfs_store_publish), replacing a
- * torn one (test point "publish-whiteout"). The format never changes.
+ * decides; each file is published whole (lfs_store_publish), replacing a
+ * torn one (test points "publish-data", "publish-whiteout"): the data
+ * format first, since a store with a whiteout file and no data file is
+ * an inline one. The formats never change.
  *
- * Return: 0, -EINVAL if the store holds the other format, or -errno.
+ * Return: 0, -EINVAL if the store holds another format, or -errno.
  */
-int lfs_store_set_format(struct lfs_store *st, enum lfs_whiteout_fmt fmt)
+int lfs_store_set_format(struct lfs_store *st, enum lfs_whiteout_fmt fmt,
+			 bool objects)
 {
 	char line[16];
 	int err;
 
-	if (st->fmt_known)
-		return st->fmt == fmt ? 0 : -EINVAL;
+	if (st->fmt_known && st->data_known)
+		return st->fmt == fmt && st->objects == objects ? 0 : -EINVAL;
 	err = lfs_store_meta_lock(st);
 	if (err)
 		return err;
 	err = lfs_store_read_format(st);
+	if (!err)
+		err = lfs_store_read_data(st);
+	if (!err && !st->data_known) {
+		snprintf(line, sizeof(line), "%s\n",
+			 objects ? "objects" : "inline");
+		err = lfs_store_publish(st, "", "data", line, strlen(line),
+					true);
+		if (!err) {
+			st->objects = objects;
+			st->data_known = true;
+		}
+	}
 	if (!err && !st->fmt_known) {
 		snprintf(line, sizeof(line), "%s\n", lfs_whiteout_fmt_name(fmt));
 		err = lfs_store_publish(st, "", "whiteout", line, strlen(line),
@@ -409,7 +476,7 @@ int lfs_store_set_format(struct lfs_store *st, enum lfs_whiteout_fmt fmt)
 	lfs_store_meta_unlock(st);
 	if (err)
 		return err;
-	return st->fmt == fmt ? 0 : -EINVAL;
+	return st->fmt == fmt && st->objects == objects ? 0 : -EINVAL;
 }
 
 int lfs_store_layer_dir(const struct lfs_store *st, const char *diff_id,
@@ -933,6 +1000,9 @@ int lfs_store_gc(struct lfs_store *st, bool dry_run, unsigned int *removed)
 		err = lfs_gc_dir(st, "tmp", NULL, dry_run, removed);
 	if (!err && !dry_run)
 		err = lfs_store_sync_dir(st, "layers");
+	/* the layers left decide which objects stay */
+	if (!err)
+		err = lfs_objects_gc(st, keep, dry_run, removed);
 out:
 	json_decref(live);
 	json_decref(keep);

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "oci2ovl.h"
+#include "uapi/layerfs.h"
 
 #define LFS_TREE_MAGIC "oci2ovl-tree 1 "
 #define LFS_TREE_BUF (1 << 16)
@@ -289,6 +290,10 @@ struct lfs_walk {
 	int (*emit)(struct lfs_walk *w, const char *line, size_t pathlen);
 	void *ctx; /* the emitter's */
 	const struct lfs_filesums *sums; /* NULL: every file is read */
+	int objfd; /* STORE/objects, or -1 */
+	/* a pointer that does not hold (NULL: an error, -EIO) */
+	void (*report)(struct lfs_walk *w, const char *path, size_t pathlen,
+		       const char *msg);
 	json_t *inodes; /* "dev:ino" -> the escaped path first seen */
 	struct lfs_str line; /* the entry being described */
 	char path[PATH_MAX + NAME_MAX + 2]; /* its raw path */
@@ -345,9 +350,12 @@ static ssize_t lfs_xget(int fd, const char *p, const char *name, void *buf,
 			 lgetxattr(p, name, buf, len);
 }
 
-/* " x.NAME=HEX" for every xattr of the entry, names sorted */
+/*
+ * " x.NAME=HEX" for every xattr of the entry, names sorted; @pointer:
+ * but the two markers of a file that points at an object
+ */
 static int lfs_walk_xattrs(struct lfs_walk *w, int fd, int dirfd,
-			   const char *name)
+			   const char *name, bool pointer)
 {
 	char p[64 + NAME_MAX + 2], *list = NULL, **names = NULL, *q;
 	unsigned char *val = NULL;
@@ -380,6 +388,9 @@ static int lfs_walk_xattrs(struct lfs_walk *w, int fd, int dirfd,
 		names[i++] = q;
 	qsort(names, n, sizeof(*names), lfs_name_sort);
 	for (i = 0; i < n && !err; i++) {
+		if (pointer && (!strcmp(names[i], LFS_XATTR_METACOPY) ||
+				!strcmp(names[i], LFS_XATTR_REDIRECT)))
+			continue;
 		vlen = lfs_xget(fd, p, names[i], NULL, 0);
 		if (vlen < 0) {
 			err = -errno;
@@ -433,6 +444,61 @@ static char lfs_type_char(mode_t m)
 
 static int lfs_walk_dir(struct lfs_walk *w, int dirfd, size_t plen);
 
+/* what is wrong with a pointer: reported, or at import an error */
+static int lfs_walk_problem(struct lfs_walk *w, size_t pathlen,
+			    const char *msg)
+{
+	if (w->report) {
+		w->report(w, w->line.p, pathlen, msg);
+		return 0;
+	}
+	lfs_err("entry \"%.*s\": %s", (int)pathlen, w->line.p, msg);
+	return -EIO;
+}
+
+/*
+ * The content of the regular file @name of @dirfd: its own data, or,
+ * for a metacopy file that points at an object (objects.c), the
+ * object's, which must be what the pointer's name and marker say (size,
+ * SHA-256, fs-verity digest). Its hex into @digest; @pointer: it points.
+ */
+static int lfs_walk_content(struct lfs_walk *w, int fd, int dirfd,
+			    const char *name, const struct stat *st,
+			    size_t pathlen, char digest[LFS_SHA256_HEX + 1],
+			    bool *pointer)
+{
+	struct lfs_objref ref;
+	const char *why;
+	char msg[160];
+	bool known;
+	int r;
+
+	*pointer = false;
+	known = lfs_filesums_get(w->sums, st, digest);
+	r = lfs_object_pointer_at(dirfd, name, &ref, &why);
+	if (r == -LFS_EREFUSED) {
+		r = lfs_walk_problem(w, pathlen, why);
+		if (r)
+			return r;
+	} else if (r < 0) {
+		return r;
+	} else if (r == 1) {
+		*pointer = true;
+		if (known && strcmp(digest, ref.hex))
+			return lfs_walk_problem(w, pathlen,
+						"points at an object of other content");
+		r = lfs_object_check(w->objfd, &ref, st->st_size, !known, msg,
+				     sizeof(msg), &why);
+		if (r < 0)
+			return r;
+		if (r)
+			r = lfs_walk_problem(w, pathlen, why);
+		memcpy(digest, ref.hex, sizeof(ref.hex));
+		return r;
+	}
+	return known ? 0 : lfs_walk_hash(w, fd, digest);
+}
+
 /*
  * Open a regular file or a directory of the walk, and check that it is
  * still the entry that fstatat() saw (a layer changed under the walk).
@@ -465,6 +531,7 @@ static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 			  size_t plen)
 {
 	char digest[LFS_SHA256_HEX + 1], key[48];
+	bool pointer = false;
 	int err, fd = -1;
 	struct stat st;
 	size_t pathlen;
@@ -500,6 +567,12 @@ static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 		first = st.st_nlink > 1 ? json_object_get(w->inodes, key) :
 					  NULL;
 		if (first) {
+			struct lfs_objref ref;
+			const char *why;
+
+			/* its markers were checked at its first name */
+			pointer = lfs_object_pointer_at(dirfd, name, &ref,
+							&why) == 1;
 			err = lfs_str_add(&w->line, " link=", 6);
 			if (!err)
 				err = lfs_str_add(&w->line,
@@ -510,8 +583,8 @@ static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 				json_object_set_new(
 					w->inodes, key,
 					json_stringn(w->line.p, pathlen));
-			if (!lfs_filesums_get(w->sums, &st, digest))
-				err = lfs_walk_hash(w, fd, digest);
+			err = lfs_walk_content(w, fd, dirfd, name, &st,
+					       pathlen, digest, &pointer);
 			if (!err)
 				err = lfs_str_printf(&w->line,
 						     " size=%lld sha256=",
@@ -537,7 +610,7 @@ static int lfs_walk_entry(struct lfs_walk *w, int dirfd, const char *name,
 				     major(st.st_rdev), minor(st.st_rdev));
 	}
 	if (!err)
-		err = lfs_walk_xattrs(w, fd, dirfd, name);
+		err = lfs_walk_xattrs(w, fd, dirfd, name, pointer);
 	if (!err)
 		err = w->emit(w, w->line.p, pathlen);
 	if (!err && S_ISDIR(st.st_mode))
@@ -554,18 +627,12 @@ static int lfs_walk_dir(struct lfs_walk *w, int dirfd, size_t plen)
 	char **names = NULL, **nv;
 	size_t n = 0, cap = 0, i;
 	struct dirent *de;
-	int fd, err = 0;
+	int err = 0;
 	DIR *d;
 
-	fd = dup(dirfd);
-	if (fd < 0)
+	d = lfs_opendir_dup(dirfd);
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	rewinddir(d);
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -615,7 +682,10 @@ static int lfs_walk_dir(struct lfs_walk *w, int dirfd, size_t plen)
 static int lfs_walk(int rootfd,
 		    int (*emit)(struct lfs_walk *w, const char *line,
 				size_t pathlen),
-		    void *ctx, const struct lfs_filesums *sums)
+		    void *ctx, const struct lfs_filesums *sums,
+		    struct lfs_store *st,
+		    void (*report)(struct lfs_walk *w, const char *path,
+				   size_t pathlen, const char *msg))
 {
 	struct lfs_walk *w;
 	int err;
@@ -626,9 +696,14 @@ static int lfs_walk(int rootfd,
 	w->emit = emit;
 	w->ctx = ctx;
 	w->sums = sums;
+	w->report = report;
+	w->objfd = openat(st->dirfd, "objects",
+			  O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	w->inodes = json_object();
 	err = w->inodes ? lfs_walk_entry(w, rootfd, "", 0) : -ENOMEM;
 	json_decref(w->inodes);
+	if (w->objfd >= 0)
+		close(w->objfd);
 	free(w->line.p);
 	free(w);
 	return err;
@@ -679,7 +754,7 @@ int lfs_tree_write(struct lfs_store *st, const char *tmpname,
 		    (unsigned long long)stb.st_ino) < 0)
 		err = -EIO;
 	if (!err)
-		err = lfs_walk(rootfd, lfs_emit_file, f, sums);
+		err = lfs_walk(rootfd, lfs_emit_file, f, sums, st, NULL);
 	if (fflush(f) && !err)
 		err = -errno;
 	if (!err && st->sync && fsync(fileno(f)))
@@ -899,6 +974,13 @@ static const struct lfs_field *lfs_field_find(const struct lfs_field *f,
 	return NULL;
 }
 
+/* a pointer whose object does not hold what it says */
+static void lfs_verify_pointer(struct lfs_walk *w, const char *path,
+			       size_t pathlen, const char *msg)
+{
+	lfs_verify_report(w->ctx, path, pathlen, "%s", msg);
+}
+
 /* compare the walk's line of one entry with the manifest's */
 static int lfs_emit_verify(struct lfs_walk *w, const char *line,
 			   size_t pathlen)
@@ -1024,7 +1106,8 @@ int lfs_tree_verify(struct lfs_store *st, const char *diff_id,
 	v.seen = calloc(v.nlines + 1, sizeof(*v.seen));
 	if (!v.seen)
 		goto out;
-	err = lfs_walk(rootfd, lfs_emit_verify, &v, NULL);
+	err = lfs_walk(rootfd, lfs_emit_verify, &v, NULL, st,
+		       lfs_verify_pointer);
 	if (err) {
 		lfs_err("layer %s: %s", diff_id, strerror(-err));
 		goto out;

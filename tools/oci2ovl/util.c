@@ -388,3 +388,34 @@ int lfs_setxattr_at(int dirfd, const char *name, const char *key,
 	snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", dirfd, name);
 	return lsetxattr(p, key, val, len, 0) ? -errno : 0;
 }
+
+/*
+ * lfs_fdopendir() - a DIR stream over @fd, which it takes: closed with
+ * the stream, or at once if there is none. Return: the stream, or NULL
+ * with errno set.
+ */
+DIR *lfs_fdopendir(int fd)
+{
+	int err;
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d) {
+		err = errno;
+		close(fd);
+		errno = err;
+	}
+	return d;
+}
+
+/* a DIR stream over a dup of @dirfd, from its start (the caller keeps @dirfd) */
+DIR *lfs_opendir_dup(int dirfd)
+{
+	DIR *d = lfs_fdopendir(dup(dirfd));
+
+	if (d)
+		rewinddir(d);
+	return d;
+}

@@ -36,7 +36,11 @@ setup() {
 	run "$M" -o lowerdir= /mnt
 	[ "$status" = 32 ]
 	[ "$output" = "layerfs-mount: lowerdir=: layer 1 is an empty path" ]
-	run "$M" -o lowerdir=/a::/b /mnt
+	# "::" starts the data-only layers; a third colon leaves a layer empty
+	run "$M" -o lowerdir=/a:::/b /mnt
+	[ "$status" = 32 ]
+	[ "$output" = "layerfs-mount: lowerdir=: layer 2 is an empty path" ]
+	run "$M" -o lowerdir=/a:: /mnt
 	[ "$status" = 32 ]
 	[ "$output" = "layerfs-mount: lowerdir=: layer 2 is an empty path" ]
 	run "$M" -o lowerdir=/a,lowerdir=/b /mnt

@@ -447,6 +447,34 @@ bool lfs_redirect_valid(const char *s, size_t len)
 	return true;
 }
 
+/*
+ * The redirect marker of @real, whose length was @len (more than 0, less
+ * than PATH_MAX) when it was asked, read whole.  It may have shrunk since.
+ * Return: the path (kfree() it), NULL when it is not a valid one
+ * (lfs_redirect_valid(); with @abs, an absolute one), or an ERR_PTR.
+ */
+static char *lfs_read_redirect(const struct lfs_sb *sbi,
+			       const struct lfs_layer *layer,
+			       struct dentry *real, int len, bool abs)
+{
+	char *buf = kmalloc(len + 1, GFP_KERNEL);
+
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	len = lfs_get_marker(sbi, layer, real, LFS_XA_REDIRECT, buf, len);
+	if (len < 0) {
+		kfree(buf);
+		return ERR_PTR(len);
+	}
+	if (len && (!abs || (len >= 2 && buf[0] == '/')) &&
+	    lfs_redirect_valid(buf, len)) {
+		buf[len] = '\0';
+		return buf;
+	}
+	kfree(buf);
+	return NULL;
+}
+
 /**
  * lfs_get_redirect - read a directory's redirect, if it has one
  * @sbi: the superblock info
@@ -482,19 +510,9 @@ static char *lfs_get_redirect(const struct lfs_sb *sbi,
 	}
 	if (!len || len >= PATH_MAX)
 		goto invalid;
-	buf = kmalloc(len + 1, GFP_KERNEL);
-	if (!buf)
-		return ERR_PTR(-ENOMEM);
-	len = lfs_get_marker(sbi, layer, real, LFS_XA_REDIRECT, buf, len);
-	if (len < 0) {
-		kfree(buf);
-		return ERR_PTR(len);
-	}
-	if (lfs_redirect_valid(buf, len)) {
-		buf[len] = '\0';
+	buf = lfs_read_redirect(sbi, layer, real, len, false);
+	if (buf)
 		return buf;
-	}
-	kfree(buf);
 invalid:
 	pr_warn_ratelimited("%pd: invalid redirect in layer %u\n", real,
 			    layer->idx);
@@ -763,20 +781,9 @@ static char *lfs_read_data_pointer(const struct lfs_sb *sbi,
 		return ERR_PTR(len);
 	if (len < 2 || len >= PATH_MAX)
 		goto invalid;
-	buf = kmalloc(len + 1, GFP_KERNEL);
-	if (!buf)
-		return ERR_PTR(-ENOMEM);
-	len = lfs_get_marker(sbi, layer, real, LFS_XA_REDIRECT, buf, len);
-	if (len < 0) {
-		kfree(buf);
-		return ERR_PTR(len);
-	}
-	/* it may have shrunk since its size was read */
-	if (len >= 2 && buf[0] == '/' && lfs_redirect_valid(buf, len)) {
-		buf[len] = '\0';
+	buf = lfs_read_redirect(sbi, layer, real, len, true);
+	if (buf)
 		return buf;
-	}
-	kfree(buf);
 invalid:
 	pr_warn_ratelimited("%pd2: invalid data pointer in layer \"%s\"\n",
 			    real, layer->name);

@@ -153,32 +153,21 @@ lfs_lease_store() {
 	[[ $output == *"entry \"etc/passwd\": size "* ]]
 }
 
-# lfs_need_data_layers: skip unless layerfs takes data-only layers
-# ("lowerdir=A::B", issue #25; the s25-data branch)
-lfs_need_data_layers() {
-	mkdir -p "$W/probe/l" "$W/probe/d" "$W/probe/m"
-	if ! mount -t layerfs none "$W/probe/m" -o "lowerdir=$W/probe/l::$W/probe/d,metacopy=on"; then
-		skip "this layerfs has no data-only layers"
-	fi
-	umount "$W/probe/m"
-}
-
 # lfs_mount_opts DIR: the options /proc/mounts shows for the mount on DIR
 lfs_mount_opts() {
 	awk -v m="$1" '$2 == m { o = $4 } END { print o }' /proc/mounts
 }
 
-@test "an image imported with --objects mounts over its objects as a data-only layer, equals umoci unpack, and with verity=require when its objects have fs-verity" {
-	local img=$W/objects.img verity= opts f obj t
-	lfs_need_data_layers
-	# a filesystem of its own, with fs-verity where mkfs.ext4 and the
-	# kernel have it (4 KiB blocks: a small one gets 1 KiB, which 6.1's
-	# fs-verity refuses, as a page size must be)
+@test "an image imported with --objects mounts over its objects as a data-only layer, equals umoci unpack, and with verity=require: its objects have fs-verity" {
+	local img=$W/objects.img opts f obj t
+	# a filesystem of its own, with fs-verity, which the test kernel has
+	# (4 KiB blocks: a small one gets 1 KiB, which 6.1's fs-verity
+	# refuses, as a page size must be)
+	[ -e /sys/fs/ext4/features/verity ]
 	truncate -s 256M "$img"
-	mkfs.ext4 -q -b 4096 -O verity "$img" || mkfs.ext4 -q -b 4096 "$img"
+	mkfs.ext4 -q -b 4096 -O verity "$img"
 	mkdir -p "$W/objfs"
 	mount -o loop "$img" "$W/objfs"
-	[ ! -e /sys/fs/ext4/features/verity ] || verity=1
 	export OCI2OVL_STORE=$W/objfs/store
 	"$B" import --objects "$LFS_EXT4/fixtures/oci-images/img/layout:churn"
 	"$B" import "$LFS_EXT4/fixtures/oci-images/img/layout:deep"
@@ -192,23 +181,17 @@ lfs_mount_opts() {
 		echo "$t: $opts"
 		[[ $opts == *"::$OCI2OVL_STORE/objects"* ]]
 		[[ $opts == *metacopy=on* ]]
-		if [ -n "$verity" ]; then
-			[[ $opts == *verity=require* ]]
-		else
-			[[ $opts != *verity=* ]]
-		fi
+		[[ $opts == *verity=require* ]]
 		# every file read through the mount is the image's
 		$T dump "$W/mnt" >"$W/$t.got"
 		diff -u "$W/$t.want" "$W/$t.got"
 		"$B" umount "$W/mnt"
 	done
-	if [ -n "$verity" ]; then
-		# the marker carries the object's fs-verity digest
-		f=$(find "$OCI2OVL_STORE/layers" -path '*/etc/passwd' -type f | head -n 1)
-		obj=$OCI2OVL_STORE/objects$(getfattr -h --only-values -n trusted.overlay.redirect "$f")
-		[ "$(getfattr -h -e hex -n trusted.overlay.metacopy "$f" | sed -n 's/.*=0x00240001//p')" = \
-			"$(fsverity measure "$obj" | sed 's/^sha256:\([0-9a-f]*\) .*/\1/')" ]
-	fi
+	# the marker carries the object's fs-verity digest
+	f=$(find "$OCI2OVL_STORE/layers" -path '*/etc/passwd' -type f | head -n 1)
+	obj=$OCI2OVL_STORE/objects$(getfattr -h --only-values -n trusted.overlay.redirect "$f")
+	[ "$(getfattr -h -e hex -n trusted.overlay.metacopy "$f" | sed -n 's/.*=0x00240001//p')" = \
+		"$(fsverity measure "$obj" | sed 's/^sha256:\([0-9a-f]*\) .*/\1/')" ]
 	# a write copies the data up from the object
 	"$B" mount churn "$W/mnt" --upper "$W/objup" >/dev/null
 	t=$(cat "$W/mnt/etc/passwd")
@@ -234,9 +217,8 @@ lfs_cached() {
 
 @test "two images with no layer in common that hold one file's data, imported with --objects and mounted at once, read it through one real inode, the object's: one page cache (issue #25)" {
 	local img=$W/share.img L=$W/share/layout obj sa sb oa ob o t
-	lfs_need_data_layers
 	truncate -s 64M "$img"
-	mkfs.ext4 -q -b 4096 -O verity "$img" || mkfs.ext4 -q -b 4096 "$img"
+	mkfs.ext4 -q -b 4096 -O verity "$img"
 	mkdir -p "$W/objfs" "$W/m2" "$W/share/a" "$W/share/b"
 	mount -o loop "$img" "$W/objfs"
 	export OCI2OVL_STORE=$W/objfs/store

@@ -87,18 +87,7 @@ opts_of() {
 		"lowerdir=$W/M::$W/D0::$W/D0,metacopy=on|ELOOP|data-only layer \"$W/D0\" is also data-only layer \"$W/D0\""
 		"lowerdir=$W/M::$W/D0,upperdir=$W/D0/ab,workdir=$W/W,metacopy=on|ELOOP|upperdir or workdir overlaps data-only layer \"$W/D0\""
 	)
-	local c data errno msg out
-	dmesg -C
-	for c in "${cases[@]}"; do
-		IFS='|' read -r data errno msg <<<"$c"
-		out=$("$PROBE" mount2 layerfs "$W/mnt" "$data")
-		[ "$out" = "mount: $errno" ] || { echo "$data: $out, want $errno"; return 1; }
-	done
-	out=$(dmesg)
-	for c in "${cases[@]}"; do
-		IFS='|' read -r data errno msg <<<"$c"
-		[[ $out == *"layerfs: $msg"* ]] || { echo "no log line: $msg"; echo "$out"; return 1; }
-	done
+	expect_mount_refusals "${cases[@]}"
 	run grep -q " $W/mnt " /proc/mounts
 	[ "$status" = 1 ]
 	# accepted, by mount(2) and by fsconfig (layerfs-mount: lowerdir+

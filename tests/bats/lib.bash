@@ -138,3 +138,21 @@ fi
 if [ "${BATS_TRACE_LEVEL:-0}" = 0 ] && declare -F bats_debug_trap >/dev/null; then
 	eval "bats_debug_trap() $LFS_DEBUG_TRAP_BODY"
 fi
+
+# expect_mount_refusals CASE...: each CASE, "DATA|ERRNO|MESSAGE", is a
+# layerfs mount on $WORK/mnt with the options DATA that fails with ERRNO
+# and logs "layerfs: MESSAGE" (the kernel log is cleared first)
+expect_mount_refusals() {
+	local c data errno msg out
+	dmesg -C
+	for c in "$@"; do
+		IFS='|' read -r data errno msg <<<"$c"
+		out=$("$PROBE" mount2 layerfs "$WORK/mnt" "$data")
+		[ "$out" = "mount: $errno" ] || { echo "$data: $out, want $errno"; return 1; }
+	done
+	out=$(dmesg)
+	for c in "$@"; do
+		IFS='|' read -r data errno msg <<<"$c"
+		[[ $out == *"layerfs: $msg"* ]] || { echo "no log line: $msg"; echo "$out"; return 1; }
+	done
+}

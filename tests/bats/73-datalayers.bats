@@ -55,16 +55,6 @@ dl_setup() {
 	DL="$WORK/M:$WORK/R::$WORK/D0::$WORK/D1"
 }
 
-# opts_of MNT: the options /proc/mounts shows for MNT, in OPTS
-opts_of() {
-	local m o
-	OPTS=
-	while read -r _ m _ o _; do
-		[ "$m" != "$1" ] || OPTS=$o
-	done </proc/mounts
-	[ -n "$OPTS" ] || { echo "$1 is not mounted"; return 1; }
-}
-
 @test "lowerdir=L::D::D and lowerdir+/datadir+ mount and show as :: in /proc/mounts; misuse is refused with a reason; overlay 6.1 refuses the syntax" {
 	dl_setup tmpfs
 	local W=$WORK
@@ -214,7 +204,7 @@ getxattr f3 $RDX => ENODATA
 blocks f1 => <=8
 blocks f3 => <=8
 EOF
-		local o1 f1
+		local o1 f1 want
 		o1=$(run_ops <<<"mapino $WORK/D0/ab/obj1")
 		f1=$(run_ops <<<"mapino $WORK/mnt/f1")
 		[ "${f1#*: }" = "${o1#*: }" ]
@@ -231,31 +221,22 @@ getxattr f2 $MCX => ENODATA
 size f2 => 65539
 EOF
 		cmp -n 65536 "$WORK/U/f2" "$WORK/D0/ab/obj1"
-		# remount: the same
-		umount "$WORK/mnt"
-		mount -t layerfs none "$WORK/mnt" -o "lowerdir=$DL,$up,metacopy=on"
-		run_ops "$WORK/mnt" <<EOF
-hash $WORK/D0/ab/obj1 => @h1
+		# remount: the same (the checks again after the rotation below)
+		want="hash $WORK/D0/ab/obj1 => @h1
 hash $WORK/D1/cd/obj2 => @h2
 mode f1 => 600
 hash f1 => @h1
 owner f3 => 42:43
 hash f3 => @h2
-size f2 => 65539
-EOF
+size f2 => 65539"
+		umount "$WORK/mnt"
+		mount -t layerfs none "$WORK/mnt" -o "lowerdir=$DL,$up,metacopy=on"
+		run_ops "$WORK/mnt" <<<"$want"
 		umount "$WORK/mnt"
 		# the upper layer as a lower one over the metadata layer
 		mount -t layerfs none "$WORK/mnt" \
 			-o "lowerdir=$WORK/U:$WORK/M:$WORK/R::$WORK/D0::$WORK/D1,metacopy=on"
-		run_ops "$WORK/mnt" <<EOF
-hash $WORK/D0/ab/obj1 => @h1
-hash $WORK/D1/cd/obj2 => @h2
-mode f1 => 600
-hash f1 => @h1
-owner f3 => 42:43
-hash f3 => @h2
-size f2 => 65539
-EOF
+		run_ops "$WORK/mnt" <<<"$want"
 		f1=$(run_ops <<<"mapino $WORK/mnt/f1")
 		[ "${f1#*: }" = "${o1#*: }" ]
 		lfs_cleanup

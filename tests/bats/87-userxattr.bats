@@ -23,16 +23,6 @@ upper_opts() {
 	echo ",upperdir=$WORK/u,workdir=$WORK/w"
 }
 
-# opts_of MNT: the options /proc/mounts shows for MNT, in OPTS
-opts_of() {
-	local m o
-	OPTS=
-	while read -r _ m _ o _; do
-		[ "$m" != "$1" ] || OPTS=$o
-	done </proc/mounts
-	[ -n "$OPTS" ] || { echo "$1 is not mounted"; return 1; }
-}
-
 @test "userxattr shows in /proc/mounts, with the chardev whiteouts it implies" {
 	lfs_workdir ext4
 	mktree "$WORK" <<<'f L0/a a

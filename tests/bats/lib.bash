@@ -156,3 +156,13 @@ expect_mount_refusals() {
 		[[ $out == *"layerfs: $msg"* ]] || { echo "no log line: $msg"; echo "$out"; return 1; }
 	done
 }
+
+# opts_of MNT: the options /proc/mounts shows for MNT, in OPTS
+opts_of() {
+	local m o
+	OPTS=
+	while read -r _ m _ o _; do
+		[ "$m" != "$1" ] || OPTS=$o
+	done </proc/mounts
+	[ -n "$OPTS" ] || { echo "$1 is not mounted"; return 1; }
+}

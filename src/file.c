@@ -181,7 +181,11 @@ static struct file *lfs_open_top(struct file *file)
 		if (realfile)
 			return realfile;
 	}
-	/* set before a copy-up clears LFS_I_METACOPY */
+	/*
+	 * Set before a copy-up clears LFS_I_METACOPY (the barrier before
+	 * clear_bit()): a flag seen clear must not be read after the upper.
+	 */
+	smp_rmb();
 	upper = lfs_i_upper(inode);
 	if (upper)
 		return lfs_open_real(file, d_inode(upper),

@@ -227,13 +227,13 @@ lfs_podman_store() {
 # namespace as a user of a normal host would.
 #
 #   lfs_rl_setup [IMAGE...]
-#       gives the guest an /etc of its own (a copy on tmpfs, bind-mounted
-#       over the host's read-only one) with that user in passwd, group,
-#       subuid and subgid; makes the user's home on the ext4 scratch disk
-#       (the overlay driver needs user.* xattrs, which 6.1's tmpfs lacks)
-#       and its runtime directory on tmpfs; copies the layouts
-#       build/images/IMAGE (default busybox and deep-60) where the user
-#       can read them, as $LFS_RL_IMAGES/IMAGE (build/images/IMAGE is a
+#       gives the guest an /etc of its own (the kernel's overlay over the
+#       host's read-only one, its upper on tmpfs) with that user in
+#       passwd, group, subuid and subgid; makes the user's home on the
+#       ext4 scratch disk (the overlay driver needs user.* xattrs, which
+#       6.1's tmpfs lacks) and its runtime directory on tmpfs; copies the
+#       layouts build/images/IMAGE (default busybox and deep-60) where the
+#       user can read them, as $LFS_RL_IMAGES/IMAGE (build/images/IMAGE is a
 #       symlink into the host's cache, under /root: the layout itself is
 #       copied).
 #   lfs_rl_storage NAME [MOUNT_PROGRAM]
@@ -270,15 +270,20 @@ lfs_rl_setup() {
 	[ $# -gt 0 ] || set -- busybox deep-60
 	lfs_podman_mount /sys/fs/cgroup -t cgroup2 cgroup2 || return 1
 	lfs_podman_mount /var/tmp -t tmpfs -o mode=1777 vartmp || return 1
-	rm -rf "$etc" && mkdir -p "$etc" && cp -a /etc/. "$etc/" || return 1
+	# the kernel's overlay over the host's /etc, its upper on tmpfs: a
+	# copy of /etc over 9p (cp -a, 1,400 files) took 20 s in the guest
+	rm -rf "$etc" && mkdir -p "$etc/upper" "$etc/work" || return 1
+	lfs_podman_mount /etc -t overlay rl-etc \
+		-o "lowerdir=/etc,upperdir=$etc/upper,workdir=$etc/work" || return 1
 	# uid and gid 1000 may be someone's on the host whose root we boot
+	# (the new passwd and group made beside, then written over the old)
 	awk -F: '$3 != 1000' /etc/passwd >"$etc/passwd" &&
 		echo "lfs:x:1000:1000:layerfs tests:$LFS_RL_HOME:/bin/sh" >>"$etc/passwd" &&
 		awk -F: '$3 != 1000' /etc/group >"$etc/group" &&
 		echo "lfs:x:1000:" >>"$etc/group" &&
-		echo "lfs:100000:65536" >"$etc/subuid" &&
-		echo "lfs:100000:65536" >"$etc/subgid" || return 1
-	lfs_podman_mount /etc --bind "$etc" || return 1
+		cat "$etc/passwd" >/etc/passwd && cat "$etc/group" >/etc/group &&
+		echo "lfs:100000:65536" >/etc/subuid &&
+		echo "lfs:100000:65536" >/etc/subgid || return 1
 	rm -rf "$LFS_RL_HOME" "$LFS_RL_RUN" "$LFS_RL_IMAGES"
 	mkdir -p "$LFS_RL_HOME/.config/containers" "$LFS_RL_RUN" \
 		"$LFS_RL_IMAGES" || return 1
@@ -370,7 +375,7 @@ lfs_rl_teardown() {
 	for ((i = ${#LFS_PODMAN_MOUNTED[@]} - 1; i >= 0; i--)); do
 		umount "${LFS_PODMAN_MOUNTED[i]}"
 	done
-	# (the copy of /etc only once it is no longer /etc)
+	# (the overlay's upper only once it is no longer /etc)
 	rm -rf /tmp/rl-etc
 	LFS_PODMAN_MOUNTED=()
 }

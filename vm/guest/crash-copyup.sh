@@ -57,6 +57,9 @@ lfs_crash() {
 
 	mkdir -p "$r/U" "$r/W" "$r/mnt" || lfs_fail "round $1: mkdir"
 	sync
+	# a journal commit each second, not each five: the reset then finds
+	# copy-ups that were in flight on disk, not only what came before
+	mount -o remount,commit=1 "$LFS_EXT4" || lfs_fail "round $1: commit=1"
 	lfs_mount_round "$1" || lfs_fail "round $1: mount $fstype"
 	lfs_say "round $1: $fstype mounted, changing $nfiles files, seed $((seed + $1))"
 	# what the host judges besides the console, saved before the reset

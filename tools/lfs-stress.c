@@ -21,27 +21,36 @@
  *	counts per operation and errno.
  *   lfs-stress verify DIR
  *	every regular file under DIR holds valid records (a quiet tree)
- *   lfs-stress crash-make ROOT NFILES MIB SEED
+ *   lfs-stress crash-make [-d] ROOT NFILES MIB SEED
  *	lower layers ROOT/L0 and ROOT/L1 with NFILES large files
  *	d/sub/f<i> (MIB/2 to MIB MiB each), and ROOT/manifest naming each
- *	file's group (what crash-go does to it) and the checksums of its
- *	valid contents; everything fsync'ed
+ *	file's group (what crash-go does to it), the checksums of its
+ *	valid contents and its object; everything fsync'ed.  -d: a
+ *	data-only layer ROOT/D too (mount it with lowerdir=L0:L1::D), and
+ *	the second round of groups (files NGROUPS..2*NGROUPS-1, ...) are
+ *	pointer files in L1: sparse, with the metacopy marker and an
+ *	absolute redirect to their object, /ab/cdef... in D, which holds
+ *	the data (overlay 6.5's format, composefs's)
  *   lfs-stress crash-go MNT WORKDIR ROOT SEED MAXDELAY_MS
  *	one process per file of the manifest changes it through MNT, all at
  *	once: chmod (copy-up without data change), append one record, or
  *	overwrite the first record (copy-up, then write), or write a new
  *	file, fsync it and rename it over (new content), or chmod and then
  *	overwrite the first record (with metacopy: a metadata-only copy-up,
- *	then the data copy-up in place).  Once a seeded
+ *	then the data copy-up in place; of a pointer file, both read the
+ *	object).  Once a seeded
  *	random number of them (0..NFILES-1) are done, and a seeded random
  *	delay up to MAXDELAY_MS later, resets the machine (sysrq b),
  *	syncing nothing; says what WORKDIR/work held then.
  *	Refuses unless LFS_EXPECT_RESET=1 (a guest booted for it);
  *	LFS_CRASH_DRY=1: no reset, waits for the changes instead.
- *   lfs-stress crash-check MNT ROOT
+ *   lfs-stress crash-check MNT ROOT [UPPER]
  *	after the reset and a new mount: each file shows its old or its
  *	complete new content (by checksum), never anything else, and the
- *	lower layers still hold exactly what crash-make wrote
+ *	lower and data-only layers still hold exactly what crash-make
+ *	wrote (names, modes, contents; pointer files still sparse, with
+ *	their markers).  With UPPER (the mount's upper dir), says what it
+ *	holds of each file: nothing, a metacopy file or data
  *
  * Contents are 16-byte records "KOOIIIISSSSSSSCC": kind (L: made in a
  * lower layer, W: written by a worker, N: new content), origin (layer or
@@ -70,6 +79,8 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+
+#include "uapi/layerfs.h"
 
 #define REC		16
 #define NDIRS		4
@@ -880,11 +891,21 @@ static int cmd_verify(int argc, char **argv)
 
 /* ---- crash ---- */
 
-enum lfs_group { G_CHMOD, G_APPEND, G_HEAD, G_REPLACE, G_CHMOD_HEAD, NGROUPS };
+/*
+ * File i is in group i % NGROUPS; the second round of groups (i / NGROUPS
+ * odd) are pointer files with crash-make -d.  The copy-up steps come
+ * first, so that the default 8 files have pointer files in the three of
+ * them: chmod (the metadata-only copy-up), chmod-head (it, then the data
+ * copy-up in place) and overwrite-head (a data copy-up straight from the
+ * pointer file).
+ */
+enum lfs_group { G_CHMOD, G_CHMOD_HEAD, G_HEAD, G_APPEND, G_REPLACE, NGROUPS };
 
 static const char *const group_names[NGROUPS] = {
-	"chmod", "append", "overwrite-head", "replace", "chmod-head",
+	"chmod", "chmod-head", "overwrite-head", "append", "replace",
 };
+
+#define CRASH_OBJECT_MAX	32
 
 struct lfs_crash_file {
 	unsigned int idx;
@@ -894,10 +915,14 @@ struct lfs_crash_file {
 	unsigned long long new_size;	/* new content (replace) */
 	unsigned int old_mode, new_mode;
 	unsigned long long old_hash, new_hash;
+	/* a pointer file's object in ROOT/D ("/ab/cdef..."), else "" */
+	char object[CRASH_OBJECT_MAX];
 };
 
 #define CRASH_MAX	64
 #define CRASH_MARKER_ORIGIN	0xcc
+/* an object's mode: not its pointer file's, which the mount must show */
+#define CRASH_OBJECT_MODE	0444
 
 /* 64-bit hash over 8-byte words; lengths are multiples of 16 */
 struct lfs_hash {
@@ -1005,16 +1030,19 @@ static int manifest_read(const char *root, struct lfs_crash_file *files,
 		if (line[0] == '#')
 			continue;
 		if (*n == CRASH_MAX ||
-		    sscanf(line, "f%u L%u %u %llu %llu %o %o %llx %llx",
+		    sscanf(line, "f%u L%u %u %llu %llu %o %o %llx %llx %31s",
 			   &f->idx, &f->layer, &f->group, &f->size,
 			   &f->new_size, &f->old_mode, &f->new_mode,
-			   &f->old_hash, &f->new_hash) != 9 ||
-		    f->group >= NGROUPS) {
+			   &f->old_hash, &f->new_hash, f->object) != 10 ||
+		    f->group >= NGROUPS ||
+		    (strcmp(f->object, "-") && f->object[0] != '/')) {
 			fprintf(stderr, "lfs-stress: %s: bad line: %s", path,
 				line);
 			fclose(m);
 			return -1;
 		}
+		if (!strcmp(f->object, "-"))
+			f->object[0] = 0;
 		(*n)++;
 	}
 	fclose(m);
@@ -1032,16 +1060,62 @@ static int fsync_path(const char *path)
 	return ret;
 }
 
+/*
+ * Make file f a pointer file, as composefs writes them: its object, just
+ * written at @tmp, goes to ROOT/D under a name made of its content's
+ * hash, and its lower file is a sparse file of the object's size with
+ * the (empty) metacopy marker and the object's absolute path as its
+ * redirect.
+ */
+static int crash_make_pointer(const char *root, struct lfs_crash_file *f,
+			      const char *tmp)
+{
+	char path[4096];
+	int fd, e;
+
+	snprintf(f->object, sizeof(f->object), "/%02llx/%014llx",
+		 f->old_hash >> 56, f->old_hash & ((1ULL << 56) - 1));
+	snprintf(path, sizeof(path), "%s/D/%.2s", root, f->object + 1);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -1;
+	snprintf(path, sizeof(path), "%s/D%s", root, f->object);
+	if (rename(tmp, path))
+		return -1;
+	crash_path(path, sizeof(path), root, f, true);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, f->old_mode);
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, f->size) ||
+	    fsetxattr(fd, LFS_XATTR_METACOPY, "", 0, 0) ||
+	    fsetxattr(fd, LFS_XATTR_REDIRECT, f->object, strlen(f->object),
+		      0) ||
+	    fsync(fd)) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
+/*
+ * Write file f's old content, to its lower file or, for a pointer file,
+ * to its object, and work out the checksums of its valid contents.
+ */
 static int crash_make_file(const char *root, struct lfs_crash_file *f,
-			   char *buf)
+			   bool pointer, char *buf)
 {
 	struct lfs_hash ho, hn;
 	unsigned long long off;
 	char path[4096], marker[REC];
 	int fd;
 
-	crash_path(path, sizeof(path), root, f, true);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, f->old_mode);
+	if (pointer)
+		snprintf(path, sizeof(path), "%s/D/.f%u", root, f->idx);
+	else
+		crash_path(path, sizeof(path), root, f, true);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC,
+		  pointer ? CRASH_OBJECT_MODE : f->old_mode);
 	if (fd < 0)
 		return -1;
 	hash_init(&ho);
@@ -1086,7 +1160,7 @@ static int crash_make_file(const char *root, struct lfs_crash_file *f,
 		f->new_hash = hash_end(&hn);
 		break;
 	}
-	return 0;
+	return pointer ? crash_make_pointer(root, f, path) : 0;
 fail:
 	close(fd);
 	return -1;
@@ -1097,10 +1171,16 @@ static int cmd_crash_make(int argc, char **argv)
 	struct lfs_crash_file files[CRASH_MAX];
 	char path[4096], *buf;
 	unsigned long long mib;
+	bool data_layer = false;
+	int n, i, fd, pointers = 0;
 	uint64_t rs;
-	int n, i, fd;
 	FILE *m;
 
+	if (argc == 5 && !strcmp(argv[0], "-d")) {
+		data_layer = true;
+		argc--;
+		argv++;
+	}
 	if (argc != 4)
 		return 2;
 	n = atoi(argv[1]);
@@ -1111,8 +1191,13 @@ static int cmd_crash_make(int argc, char **argv)
 	buf = malloc(CHUNK);
 	if (!buf)
 		return 1;
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/L%d/d/sub", argv[0], i);
+	for (i = 0; i < 3; i++) {
+		if (i == 2 && !data_layer)
+			break;
+		if (i == 2)
+			snprintf(path, sizeof(path), "%s/D", argv[0]);
+		else
+			snprintf(path, sizeof(path), "%s/L%d/d/sub", argv[0], i);
 		if (make_dirs(path)) {
 			fprintf(stderr, "lfs-stress: %s: %s\n", path,
 				strerror(errno));
@@ -1121,10 +1206,14 @@ static int cmd_crash_make(int argc, char **argv)
 	}
 	for (i = 0; i < n; i++) {
 		struct lfs_crash_file *f = &files[i];
+		bool pointer = data_layer && (i / NGROUPS) % 2;
 
 		f->idx = i;
-		f->layer = i % 2;
+		/* a pointer file is in the lower layer that is not the top */
+		f->layer = pointer ? 1 : i % 2;
 		f->group = i % NGROUPS;
+		f->object[0] = 0;
+		pointers += pointer;
 		f->size = (mib << 19) + (rng_next(&rs) % (mib << 19));
 		f->size -= f->size % REC;
 		f->new_size = (1 << 20) + rng_next(&rs) % (1 << 20);
@@ -1132,7 +1221,7 @@ static int cmd_crash_make(int argc, char **argv)
 		f->old_mode = 0644;
 		f->new_mode = f->group == G_CHMOD || f->group == G_CHMOD_HEAD ?
 			      0600 : 0644;
-		if (crash_make_file(argv[0], f, buf)) {
+		if (crash_make_file(argv[0], f, pointer, buf)) {
 			fprintf(stderr, "lfs-stress: crash-make f%d: %s\n", i,
 				strerror(errno));
 			return 1;
@@ -1142,13 +1231,14 @@ static int cmd_crash_make(int argc, char **argv)
 	m = fopen(path, "w");
 	if (!m)
 		goto fail;
-	fprintf(m, "# name layer group size new-size old-mode new-mode old-hash new-hash\n");
+	fprintf(m, "# name layer group size new-size old-mode new-mode old-hash new-hash object\n");
 	for (i = 0; i < n; i++) {
 		struct lfs_crash_file *f = &files[i];
 
-		fprintf(m, "f%u L%u %u %llu %llu %o %o %016llx %016llx\n",
+		fprintf(m, "f%u L%u %u %llu %llu %o %o %016llx %016llx %s\n",
 			f->idx, f->layer, f->group, f->size, f->new_size,
-			f->old_mode, f->new_mode, f->old_hash, f->new_hash);
+			f->old_mode, f->new_mode, f->old_hash, f->new_hash,
+			f->object[0] ? f->object : "-");
 	}
 	if (fflush(m) || fsync(fileno(m)))
 		goto fail;
@@ -1163,7 +1253,8 @@ static int cmd_crash_make(int argc, char **argv)
 		goto fail;
 	close(fd);
 	free(buf);
-	printf("lfs-stress: crash-make: %d files in %s\n", n, argv[0]);
+	printf("lfs-stress: crash-make: %d files in %s, %d of them pointer files\n",
+	       n, argv[0], pointers);
 	return 0;
 fail:
 	fprintf(stderr, "lfs-stress: crash-make %s: %s\n", path, strerror(errno));
@@ -1456,14 +1547,155 @@ static int crash_lower_names(const char *root, unsigned int layer,
 	return bad;
 }
 
+/*
+ * A pointer file and its object as crash-make made them: the lower file
+ * sparse, of the object's size, with the empty marker and the redirect;
+ * the object with the old content and its own mode (no copy-up writes
+ * it, nor changes it).
+ */
+static int crash_check_pointer(const char *root,
+			       const struct lfs_crash_file *f, char *buf)
+{
+	char path[4096], val[CRASH_OBJECT_MAX];
+	unsigned long long h;
+	struct stat st;
+	off_t data = 0;
+	ssize_t k;
+	int fd;
+
+	crash_path(path, sizeof(path), root, f, true);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st)) {
+		printf("BAD lower %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	/* all hole: no data from here on */
+	if (lseek(fd, 0, SEEK_DATA) >= 0 || errno != ENXIO)
+		data = 1;
+	close(fd);
+	if (data || (st.st_mode & 07777) != f->old_mode ||
+	    (unsigned long long)st.st_size != f->size) {
+		printf("BAD lower %s: changed: not the sparse pointer file made (size %lld, mode %o%s)\n",
+		       path, (long long)st.st_size, st.st_mode & 07777,
+		       data ? ", has data" : "");
+		return 1;
+	}
+	if (getxattr(path, LFS_XATTR_METACOPY, val, sizeof(val)) != 0) {
+		printf("BAD lower %s: its metacopy marker changed\n", path);
+		return 1;
+	}
+	k = getxattr(path, LFS_XATTR_REDIRECT, val, sizeof(val) - 1);
+	if (k >= 0)
+		val[k] = 0;
+	if (k < 0 || strcmp(val, f->object)) {
+		printf("BAD lower %s: its redirect changed\n", path);
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/D%s", root, f->object);
+	if (hash_path(path, &h, &st, buf)) {
+		printf("BAD data-only %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	if (h != f->old_hash || (st.st_mode & 07777) != CRASH_OBJECT_MODE ||
+	    (unsigned long long)st.st_size != f->size) {
+		printf("BAD data-only %s: changed\n", path);
+		return 1;
+	}
+	return 0;
+}
+
+static bool crash_is_object(const char *dir, const char *name,
+			    const struct lfs_crash_file *files, int n)
+{
+	char object[4096];
+	int i;
+
+	snprintf(object, sizeof(object), "/%s/%s", dir, name);
+	for (i = 0; i < n; i++)
+		if (!strcmp(files[i].object, object))
+			return true;
+	return false;
+}
+
+/* ROOT/D holds the objects of the pointer files and nothing else. */
+static int crash_data_names(const char *root,
+			    const struct lfs_crash_file *files, int n)
+{
+	struct dirent *de, *oe;
+	int bad = 0, seen = 0, i, fd;
+	char path[4096];
+	DIR *d, *od;
+
+	snprintf(path, sizeof(path), "%s/D", root);
+	d = opendir(path);
+	if (!d) {
+		printf("BAD data-only %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
+		od = fd < 0 ? NULL : fdopendir(fd);
+		if (!od) {
+			printf("BAD data-only %s: unexpected entry %s\n",
+			       path, de->d_name);
+			if (fd >= 0)
+				close(fd);
+			bad = 1;
+			continue;
+		}
+		while ((oe = readdir(od))) {
+			if (!strcmp(oe->d_name, ".") ||
+			    !strcmp(oe->d_name, ".."))
+				continue;
+			if (crash_is_object(de->d_name, oe->d_name, files, n)) {
+				seen++;
+				continue;
+			}
+			printf("BAD data-only %s/%s: unexpected entry %s\n",
+			       path, de->d_name, oe->d_name);
+			bad = 1;
+		}
+		closedir(od);
+	}
+	closedir(d);
+	for (i = 0; i < n; i++)
+		seen -= files[i].object[0] != 0;
+	if (seen) {
+		printf("BAD data-only %s: objects missing\n", path);
+		bad = 1;
+	}
+	return bad;
+}
+
+/* What UPPER holds of file f: nothing, a metacopy file or data. */
+static const char *crash_upper_state(const char *upper,
+				     const struct lfs_crash_file *f)
+{
+	char path[4096];
+	struct stat st;
+
+	crash_path(path, sizeof(path), upper, f, false);
+	if (lstat(path, &st))
+		return errno == ENOENT ? "nothing" : strerror(errno);
+	if (getxattr(path, LFS_XATTR_METACOPY, NULL, 0) >= 0)
+		return "a metacopy file";
+	return "data";
+}
+
 static int cmd_crash_check(int argc, char **argv)
 {
 	struct lfs_crash_file files[CRASH_MAX];
-	int n, i, bad = 0, olds = 0, news = 0;
+	int n, i, bad = 0, olds = 0, news = 0, pointers = 0;
 	char path[4096], *buf, *want;
+	const char *upper;
 
-	if (argc != 2)
+	if (argc != 2 && argc != 3)
 		return 2;
+	upper = argc == 3 ? argv[2] : NULL;
 	if (manifest_read(argv[1], files, &n))
 		return 1;
 	buf = malloc(CHUNK);
@@ -1504,14 +1736,19 @@ static int cmd_crash_check(int argc, char **argv)
 				what = "old, append lost";
 		}
 		if (what) {
-			printf("f%u %-14s %s (size %lld, mode %o)\n", f->idx,
-			       group_names[f->group], what,
-			       (long long)st.st_size, mode);
+			printf("f%u %-14s %s (size %lld, mode %o)%s%s%s\n",
+			       f->idx, group_names[f->group], what,
+			       (long long)st.st_size, mode,
+			       f->object[0] ? ", pointer file" : "",
+			       upper ? ", upper: " : "",
+			       upper ? crash_upper_state(upper, f) : "");
 			*(what[0] == 'n' ? &news : &olds) += 1;
 			continue;
 		}
-		printf("BAD f%u (%s): neither old nor new content: size %lld (old %llu, new %llu), mode %o\n",
-		       f->idx, group_names[f->group], (long long)st.st_size,
+		printf("BAD f%u (%s%s): neither old nor new content: size %lld (old %llu, new %llu), mode %o\n",
+		       f->idx, group_names[f->group],
+		       f->object[0] ? ", pointer file" : "",
+		       (long long)st.st_size,
 		       f->size, f->group == G_REPLACE ? f->new_size :
 		       f->size + (f->group == G_APPEND ? REC : 0), mode);
 		crash_explain(path, f, buf, want);
@@ -1523,6 +1760,11 @@ static int cmd_crash_check(int argc, char **argv)
 		unsigned long long h;
 		struct stat st;
 
+		if (f->object[0]) {
+			bad |= crash_check_pointer(argv[1], f, buf);
+			pointers++;
+			continue;
+		}
 		crash_path(path, sizeof(path), argv[1], f, true);
 		if (hash_path(path, &h, &st, buf)) {
 			printf("BAD lower %s: %s\n", path, strerror(errno));
@@ -1535,8 +1777,12 @@ static int cmd_crash_check(int argc, char **argv)
 	}
 	bad |= crash_lower_names(argv[1], 0, files, n);
 	bad |= crash_lower_names(argv[1], 1, files, n);
+	if (pointers)
+		bad |= crash_data_names(argv[1], files, n);
 	printf("lfs-stress: crash-check: %d files: %d old, %d new, %s\n", n,
-	       olds, news, bad ? "BAD" : "lower layers unchanged");
+	       olds, news, bad ? "BAD" :
+	       pointers ? "lower and data-only layers unchanged" :
+	       "lower layers unchanged");
 	free(buf);
 	free(want);
 	return bad;

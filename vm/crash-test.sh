@@ -2,7 +2,10 @@
 # Copy-up atomicity across a crash: guests reset without sync (sysrq b)
 # in the middle of copying up large files, then booted again on the same
 # scratch disk, must show each file with its old or its complete new
-# content, and an empty W/work after the mount.
+# content, and an empty W/work after the mount.  On layerfs some of the
+# lower files are pointer files, whose data is an object of a data-only
+# layer (lowerdir=L0:L1::D); the kernel's overlay of 6.1 has no such
+# layers, so with LFS_FSTYPE=overlay every lower file is a plain one.
 #
 #   vm/crash-test.sh [-r ROUNDS] [-s SEED] [-n NFILES] [-m MIB] [-d MAXDELAY_MS]
 #
@@ -14,8 +17,10 @@
 # Files: NFILES (default 8) of MIB/2..MIB MiB (default MIB 16: the debug
 # guest writes 2-10 MiB/s, so larger files cost minutes, not coverage).
 # The reset comes once a seeded random number (0..NFILES-1) of the changes
-# are done and a seeded random 0..MAXDELAY_MS ms (default 1000) later, so
-# the other copy-ups are in flight on any machine.
+# are done and a seeded random 0..MAXDELAY_MS ms (default 3000) later, so
+# the other copy-ups are in flight on any machine; the guest commits the
+# scratch disk's journal each second meanwhile (crash-copyup.sh), so that
+# most resets find some of them on disk, half done.
 #
 # Environment: LFS_FSTYPE (layerfs, or overlay to validate the test),
 # LFS_CRASH_RESULTS (default build/crash-results), and vm/run.sh's.
@@ -24,7 +29,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
-rounds=3 seed=$((RANDOM % 10000)) nfiles=8 mib=16 maxdelay=1000
+rounds=3 seed=$((RANDOM % 10000)) nfiles=8 mib=16 maxdelay=3000
 while getopts r:s:n:m:d: opt; do
 	case $opt in
 	r) rounds=$OPTARG ;;

@@ -5,13 +5,15 @@
 #
 # Steps, in order, on the ext4 scratch disk under $LFS_EXT4/crash:
 #   make      lower layers L0, L1 with NFILES files of MIB/2..MIB MiB and
-#             the manifest of their valid contents (lfs-stress crash-make)
-#   crash:R   round R: mount FSTYPE with upper and work dirs rR/U, rR/W,
-#             change all files at once, reset SEED+R ms-seeded later
-#             (lfs-stress crash-go); this step does not return
+#             the manifest of their valid contents (lfs-stress crash-make);
+#             on layerfs a data-only layer D too, with the objects of the
+#             pointer files in L1 (crash-make -d)
+#   crash:R   round R: mount FSTYPE with upper and work dirs rR/U, rR/W
+#             (and ::D), change all files at once, reset SEED+R ms-seeded
+#             later (lfs-stress crash-go); this step does not return
 #   check:R   after the reset: what rR/W/work holds, mount again, W/work
-#             is empty, every file old or complete new, lower layers
-#             unchanged (lfs-stress crash-check), unmount
+#             is empty, every file old or complete new, lower and
+#             data-only layers unchanged (lfs-stress crash-check), unmount
 #   warn, reset   harness self-tests: a fake WARNING line in the kernel
 #             log; arm and reset at once
 # Each step's report is appended to $LFS_RESULTS/crash.log (crash-go's
@@ -22,6 +24,10 @@ shift 5
 stress=$LFS_REPO/build/bin/lfs-stress
 root=$LFS_EXT4/crash
 log=$LFS_RESULTS/crash.log
+# pointer files (a data-only layer) on layerfs only: the kernel's overlay
+# of 6.1 has none, so there every file is a plain lower file
+data=
+[ "$fstype" = layerfs ] && data=-d
 
 lfs_say() {
 	echo "crash: $*" | tee -a "$log"
@@ -35,8 +41,12 @@ lfs_fail() {
 lfs_mount_round() {
 	local r=$root/r$1
 	# metacopy=on: a reset may cut the data copy-up that fills a
-	# metadata-only copy (lfs-stress's chmod-then-overwrite group)
-	local opts="lowerdir=$root/L0:$root/L1,upperdir=$r/U,workdir=$r/W,metacopy=on"
+	# metadata-only copy (lfs-stress's chmod-then-overwrite group), of
+	# a plain lower file or of a pointer file, whose data is in D
+	local lower=$root/L0:$root/L1
+
+	[ -n "$data" ] && lower+="::$root/D"
+	local opts="lowerdir=$lower,upperdir=$r/U,workdir=$r/W,metacopy=on"
 
 	[ "$fstype" = overlay ] && opts+=",redirect_dir=on,index=on"
 	mount -t "$fstype" none "$r/mnt" -o "$opts"
@@ -47,6 +57,9 @@ lfs_crash() {
 
 	mkdir -p "$r/U" "$r/W" "$r/mnt" || lfs_fail "round $1: mkdir"
 	sync
+	# a journal commit each second, not each five: the reset then finds
+	# copy-ups that were in flight on disk, not only what came before
+	mount -o remount,commit=1 "$LFS_EXT4" || lfs_fail "round $1: commit=1"
 	lfs_mount_round "$1" || lfs_fail "round $1: mount $fstype"
 	lfs_say "round $1: $fstype mounted, changing $nfiles files, seed $((seed + $1))"
 	# what the host judges besides the console, saved before the reset
@@ -78,7 +91,7 @@ lfs_check() {
 	[ -d "$r/W/work" ] || lfs_fail "round $1: no W/work after mount"
 	left=$(lfs_workdir_entries "$r/W/work")
 	[ -z "$left" ] || lfs_fail "round $1: W/work not empty after mount: $left"
-	out=$("$stress" crash-check "$r/mnt" "$root" 2>&1)
+	out=$("$stress" crash-check "$r/mnt" "$root" "$r/U" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | tee -a "$log"
 	umount "$r/mnt" || lfs_fail "round $1: umount"
@@ -92,8 +105,11 @@ for step in "$@"; do
 		rm -rf "$root"
 		mkdir -p "$root"
 		t0=$SECONDS
-		"$stress" crash-make "$root" "$nfiles" "$mib" "$seed" >>"$log" 2>&1 ||
-			lfs_fail "crash-make"
+		# shellcheck disable=SC2086 # $data: no word or -d
+		out=$("$stress" crash-make $data "$root" "$nfiles" "$mib" "$seed" 2>&1)
+		rc=$?
+		printf '%s\n' "$out" | tee -a "$log"
+		[ $rc = 0 ] || lfs_fail "crash-make"
 		sync
 		lfs_say "made $nfiles lower files in $((SECONDS - t0)) s"
 		;;

@@ -933,18 +933,35 @@ static int lfs_lwalk_data(const struct lfs_sb *sbi, struct lfs_real *at,
 }
 
 /*
- * A metacopy file whose data was found (the upper one, else the first part
- * of @e): under userxattr there is no index and no copy-up of a hard
- * link as a metacopy file, so a metacopy file with several names is
- * forged; its names would share one inode and so the data found below
- * whichever was looked up first, not each its own: not followed (EIO).
+ * A metacopy file whose data was found: @data, below the upper one, else
+ * below the first part of @e.
+ *
+ * Its size is its data's: a metadata-only copy-up gives it that size, a
+ * change of size copies the data up first, and composefs writes each
+ * pointer file with its object's size.  Another size means the layers
+ * below changed since the copy-up (another file at that path now), or a
+ * marker was forged: what the file would show is not what the mount
+ * showed when it was made, so it is not shown (EIO, as a missing data).
+ *
+ * Under userxattr there is no index and no copy-up of a hard link as a
+ * metacopy file, so a metacopy file with several names is forged; its
+ * names would share one inode and so the data found below whichever was
+ * looked up first, not each its own: not followed (EIO) either.
  */
-static int lfs_check_metacopy_links(const struct lfs_sb *sbi,
-				    const struct lfs_entry *e)
+static int lfs_check_metacopy_data(const struct lfs_sb *sbi,
+				   const struct lfs_entry *e,
+				   struct dentry *data)
 {
 	struct dentry *mc = e->upper ? e->upper : e->real[0].dentry;
 	unsigned int nlink = d_inode(mc)->i_nlink;
+	loff_t size = i_size_read(d_inode(mc));
+	loff_t data_size = i_size_read(d_inode(data));
 
+	if (size != data_size) {
+		pr_warn_ratelimited("%pd2: metacopy file of %lld bytes over data of %lld (stale or forged): not followed\n",
+				    mc, size, data_size);
+		return -EIO;
+	}
 	if (nlink <= 1 || !sbi->userxattr)
 		return 0;
 	pr_warn_ratelimited("%pd2: metacopy file of %u links: not followed\n",
@@ -966,7 +983,7 @@ static int lfs_parts_add_pointed(const struct lfs_sb *sbi,
 	err = lfs_data_lookup(sbi, at->layer, mc, &data);
 	if (err)
 		return err;
-	err = lfs_check_metacopy_links(sbi, p->e);
+	err = lfs_check_metacopy_data(sbi, p->e, data.dentry);
 	if (!err)
 		err = lfs_parts_add(p, data.dentry, data.layer, 0);
 	if (err)
@@ -1025,7 +1042,7 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 					break;
 				continue;
 			}
-			err = lfs_check_metacopy_links(sbi, p->e);
+			err = lfs_check_metacopy_data(sbi, p->e, real);
 			if (!err)
 				err = lfs_parts_add(p, real, at.layer, 0);
 			if (err)

@@ -769,6 +769,102 @@ static int lfs_default_whiteout(struct lfs_mount *m)
 	return 0;
 }
 
+/*
+ * Is the directory at @path out of reach of every user but root, so that
+ * none can change what a layer there holds?  Every directory from "/"
+ * down is root's, and writable by no one else unless sticky (then no one
+ * else may move root's entries in it), until one that no one else may
+ * search (group and other without x; with an ACL the group bits are its
+ * mask, so a named entry is no wider): nothing below it is reachable.
+ * A path that never reaches such a directory is not private: its layer's
+ * own files could be anyone's.
+ */
+static bool lfs_dir_root_only(const char *dir, bool *closed)
+{
+	struct stat st;
+
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != 0)
+		return false;
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+		return false;
+	*closed = !(st.st_mode & (S_IXGRP | S_IXOTH));
+	return true;
+}
+
+static bool lfs_path_private(const char *path)
+{
+	char *real = realpath(path, NULL);
+	bool closed = false, ok;
+	size_t i;
+
+	if (!real)
+		return false;
+	ok = lfs_dir_root_only("/", &closed);
+	/* then "/a", "/a/b", ...: each prefix that ends a name */
+	for (i = 1; ok && !closed && real[i]; i++) {
+		char c = real[i + 1];
+
+		if (c != '/' && c != '\0')
+			continue;
+		real[i + 1] = '\0';
+		ok = lfs_dir_root_only(real, &closed);
+		real[i + 1] = c;
+	}
+	free(real);
+	return ok && closed;
+}
+
+/* Is a parameter with this key given? */
+static bool lfs_has_param(const struct lfs_mount *m, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_param; i++)
+		if (!strcmp(m->param[i].key, key))
+			return true;
+	return false;
+}
+
+/*
+ * metacopy=on for a writable mount whose layers no one but root can
+ * change (lfs_path_private()), unless the options decide metacopy
+ * (metacopy=, verity=) or forbid it (userxattr, redirect_dir=nofollow),
+ * or the mount is made in another namespace (-N), or in a user
+ * namespace (userxattr there).  The kernel's default stays overlay's,
+ * off: a metacopy file's data is the layer's file below, read when it
+ * is used, so a user who could rewrite that file would rewrite what a
+ * chown or chmod through the mount (to root, set-uid) made of it.  A
+ * container engine's layers (containers-storage's home, oci2ovl's
+ * store: 0700) are root's alone, and there chown -R copies no data.
+ */
+static int lfs_default_metacopy(struct lfs_mount *m)
+{
+	size_t i;
+
+	if (m->ns || lfs_in_user_ns() || !lfs_has_param(m, "upperdir") ||
+	    lfs_has_param(m, "metacopy") || lfs_has_param(m, "verity") ||
+	    lfs_has_param(m, "userxattr"))
+		return 0;
+	for (i = 0; i < m->nr_param; i++) {
+		const struct lfs_param *p = &m->param[i];
+
+		if (!strcmp(p->key, "redirect_dir") && p->val &&
+		    !strcmp(p->val, "nofollow"))
+			return 0;
+		if ((!strcmp(p->key, "lowerdir+") || !strcmp(p->key, "datadir+")) &&
+		    !lfs_path_private(p->val)) {
+			if (m->verbose)
+				fprintf(stderr, "%s: %s: not root's alone: metacopy stays off\n",
+					m->prog, p->val);
+			return 0;
+		}
+	}
+	if (m->verbose)
+		fprintf(stderr, "%s: %s: metacopy=on\n", m->prog,
+			"every layer is root's alone");
+	return lfs_add_param(m, "metacopy", "on");
+}
+
 /* Whether a parameter goes to the kernel: on a remount, layers cannot change. */
 static bool lfs_param_for(struct lfs_mount *m, const struct lfs_param *p)
 {
@@ -1685,7 +1781,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: no lower layer given\n", m.prog);
 		return LFS_EX_FAIL;
 	}
-	if (!m.commit && !m.remount && lfs_default_whiteout(&m)) {
+	if (!m.commit && !m.remount &&
+	    (lfs_default_whiteout(&m) || lfs_default_metacopy(&m))) {
 		fprintf(stderr, "%s: out of memory\n", m.prog);
 		return LFS_EX_SYSERR;
 	}

@@ -538,10 +538,11 @@ static const struct lfs_row lfs_rows[] = {
 	 * (70000), which the mounter may not read.  Every use of the data
 	 * asks the mounter's read (EACCES), a copy-up of the file too, even
 	 * one that takes no data; the forged file's own metadata shows.  A
-	 * marker over a directory, or with a value: no data (EIO).
+	 * marker over a directory, or with a value, or a forged file of
+	 * another size than the data: no data (EIO).
 	 */
 	{ "mounter-userns-metacopy-forged", LFS_ATTACK_MOUNTER_USERNS_METACOPY, NULL,
-	  "@5 f f 0644 1000:1000; @5 x f user.overlay.metacopy 0x; "
+	  "@5 f f 0644 1000:1000 xxxxxx; @5 x f user.overlay.metacopy 0x; "
 	  "@6 f f 0600 70000:70000 secret",
 	  "stat f; read f; cat f; open f w; open f wt; truncate f 0; truncate f 1; "
 	  "write f X; chmod f 0600; chown f 1000 1000; setx f user.x v; stat f",
@@ -553,6 +554,11 @@ static const struct lfs_row lfs_rows[] = {
 	  "@6 d d 0755 1000:1000",
 	  "stat d; read d",
 	  "stat:EIO read:EIO" },
+	{ "mounter-userns-metacopy-size", LFS_ATTACK_MOUNTER_USERNS_METACOPY, NULL,
+	  "@5 f f 0644 1000:1000 x; @5 x f user.overlay.metacopy 0x; "
+	  "@6 f f 0644 1000:1000 data",
+	  "stat f; read f; chmod f 0600",
+	  "stat:EIO read:EIO chmod:EIO" },
 	{ "mounter-userns-metacopy-value", LFS_ATTACK_MOUNTER_USERNS_METACOPY, NULL,
 	  "@5 f f 0644 1000:1000; @5 x f user.overlay.metacopy /etc; "
 	  "@6 f f 0644 1000:1000 data",

@@ -11,9 +11,10 @@
 #
 # Hostile layers: a metacopy marker in a lower layer leads only to what
 # the lookup of the same path finds below it (never past a whiteout or an
-# opaque directory, never elsewhere); with metacopy=off (the default,
-# with userxattr too) a metacopy file is refused (EPERM) as overlay
-# refuses it.  With userxattr and metacopy=on (which overlay refuses)
+# opaque directory, never elsewhere), and only to data of its own size
+# (else the layers below changed since the copy-up); with metacopy=off
+# (the default, with userxattr too) a metacopy file is refused (EPERM) as
+# overlay refuses it.  With userxattr and metacopy=on (which overlay refuses)
 # the data is read only when the mounter may: 88-userns.
 
 load lib
@@ -249,6 +250,18 @@ blocks d/rd => <=8
 getxattr dir/in $MCX => ENODATA
 EOF
 	mc_dumps "" blocks,mtime
+	# the layer below changed offline (a new image under an old upper
+	# layer, which overlay calls undefined): data of another size is not
+	# shown under the metacopy file's, on layerfs (overlay shows it)
+	umount "$WORK/lfs/m"
+	echo more >>"$WORK/L1/d/rd"
+	mc_mount layerfs lfs "" "$WORK/lfs-1/u:$LOWERS"
+	run_ops "$WORK/lfs/m" <<EOF
+read d/rd => EIO
+mode d/rd => EIO
+hash d/chmod => !EIO
+EOF
+	dmesg | grep -q "layerfs: .*rd: metacopy file of 1048576 bytes over data of 1048581 (stale or forged)"
 }
 
 @test "chmod -R and chown -R of a tree copy no data; hard links and empty files are copied whole" {
@@ -327,9 +340,12 @@ a L0/path $MCX 0x2f6574632f736861646f77
 f L0/redir
 a L0/redir $MCX 0x
 a L0/redir trusted.overlay.redirect /o/secret
-f L0/open
+T L0/open 11
 m L0/open 644
 a L0/open $MCX 0x
+f L0/stale
+m L0/stale 644
+a L0/stale $MCX 0x
 f L0/dir
 a L0/dir $MCX 0x
 w L1/wh
@@ -340,9 +356,10 @@ f L2/o/secret secret-opaque
 f L2/path secret-path
 d L2/dir
 f L2/open secret-open
+f L2/stale secret-stale
 f L2/redir secret-redir
 EOF
-	chmod 600 "$WORK"/L2/*/secret "$WORK"/L2/wh "$WORK"/L2/open
+	chmod 600 "$WORK"/L2/*/secret "$WORK"/L2/wh "$WORK"/L2/open "$WORK"/L2/stale
 	LOWERS=$WORK/L0:$WORK/L1:$WORK/L2
 	mc_mount layerfs lfs
 	mc_mount overlay ovl
@@ -356,13 +373,19 @@ read o/secret => EIO
 read dir => EIO
 read open => secret-open
 EOF
-	# what overlay 6.1 would follow, layerfs refuses: a value, a redirect
+	# what overlay 6.1 would follow, layerfs refuses: a value, a
+	# redirect, data of another size than the metacopy file (the layers
+	# below changed since the copy-up, or a careless forgery: overlay
+	# shows those bytes under the metacopy file's size)
 	run_ops "$WORK/lfs/m" <<EOF
 read path => EIO
 read redir => EIO
+read stale => EIO
 EOF
+	run_ops "$WORK/ovl/m" <<<"read stale => secret-stale"
 	a=$(dmesg | grep -c "layerfs: .*metacopy" || :)
 	[ "$a" -ge 3 ]
+	dmesg | grep -q "layerfs: .*stale: metacopy file of 0 bytes over data of 12 (stale or forged)"
 	# metacopy=off: the marker is refused wherever met (overlay: EPERM
 	# when there is data below)
 	umount "$WORK/lfs/m" "$WORK/ovl/m"

@@ -38,10 +38,11 @@ teardown_file() {
 }
 
 # the file system type podman's mount program gives a container's root,
-# and for layerfs the whiteout format layerfs-mount must have chosen
+# and for layerfs the whiteout format and metacopy=on that layerfs-mount
+# must have chosen (containers-storage's home is root's alone)
 lfs_podman_fstype() {
 	case ${LFS_PODMAN_PROG##*/} in
-	layerfs-mount) echo layerfs whiteout=aufs ;;
+	layerfs-mount) echo layerfs whiteout=aufs metacopy=on ;;
 	fuse-overlayfs) echo fuse.fuse-overlayfs ;;
 	*) echo "unknown mount program $LFS_PODMAN_PROG" >&2; return 1 ;;
 	esac
@@ -52,7 +53,8 @@ lfs_podman_fstype() {
 	fstype=$(lfs_podman_fstype)
 	run podman run --rm --network none --entrypoint sh localhost/bb -c '
 		awk "\$2 == \"/\" { w = \$4 ~ /(^|,)whiteout=aufs(,|\$)/ ? \" whiteout=aufs\" : \"\"
-			print \"root:\", \$3 w }" /proc/mounts
+			m = \$4 ~ /(^|,)metacopy=on(,|\$)/ ? \" metacopy=on\" : \"\"
+			print \"root:\", \$3 w m }" /proc/mounts
 		exec /usr/local/bin/hello'
 	echo "$output"
 	[ "$status" = 0 ]
@@ -60,7 +62,7 @@ lfs_podman_fstype() {
 	[[ $fstype == layerfs* ]] ||
 		skip "fuse-overlayfs 1.10 hides /opt/node, a directory whose whiteout is in its own layer"
 	diff -u - <(echo "$output") <<-'EOF'
-		root: layerfs whiteout=aufs
+		root: layerfs whiteout=aufs metacopy=on
 		Hello from the layerfs demo image: layerfs busybox demo 3
 		  pid 1 as root in /home/demo, greetings from the image config
 		  /opt/tree is a regular file, /opt/node is a directory
@@ -115,6 +117,7 @@ lfs_podman_fstype() {
 			A /opt/tree2
 			C /bin
 			C /etc
+			C /etc/group
 			C /etc/passwd
 			C /opt
 			C /srv

@@ -286,9 +286,10 @@ read b => b+new'
 # file whole (EPERM); layerfs shows the forged file's own metadata and
 # refuses its data (EACCES), as the mounter's own read of it is refused.
 
-# L1/f, root's alone, under a forged metacopy file L0/f (empty, 1000's,
-# mode 0644); forged metacopy files over a device and a directory
-FORGED_SPEC='f L0/f
+# L1/f, root's alone, under a forged metacopy file L0/f (a hole of the
+# data's size, as a metacopy file is; 1000's, mode 0644); forged
+# metacopy files over a device and a directory
+FORGED_SPEC='T L0/f 6
 m L0/f 644
 a L0/f user.overlay.metacopy 0x
 f L1/f secret
@@ -311,7 +312,7 @@ forged_of_root() {
 	userns_ops 'read '"$W"'/L1/f => EACCES
 owner f => 0:0
 mode f => 644
-size f => 0
+size f => 6
 blocks f => 0
 read f => EACCES
 spliceout f => EACCES
@@ -355,7 +356,7 @@ read a => a'
 # file would share one inode (keyed by the upper one), and so the data
 # found below whichever name was looked up first
 @test "metacopy=on in a user namespace: a forged metacopy file with two names is not followed (EIO), as neither name's data is its own for sure" {
-	userns_stack layerfs 'f u/h1
+	userns_stack layerfs 'T u/h1 3
 a u/h1 user.overlay.metacopy 0x
 f L1/h1 one
 f L1/h2 two'

@@ -75,6 +75,7 @@ LFS_PODMAN_LOOK="
 	done
 	ls -a /etc /srv /usr/share /opt
 	echo --
+	md5sum /etc/group
 	$LFS_PODMAN_STATE"
 
 # The changes the container tests make in busybox (80-podman and
@@ -90,7 +91,8 @@ LFS_PODMAN_CHANGES="
 	mv /opt/tree /opt/tree2
 	echo new >/new
 	mkdir -p /d/e
-	echo extra >>/etc/passwd"
+	echo extra >>/etc/passwd
+	chmod 600 /etc/group"
 
 lfs_podman_mount() {
 	local dir=$1

@@ -340,3 +340,53 @@ setup() {
 	[ "$status" = 32 ]
 	[ "$output" = "layerfs-mount: uidmapping=$map: the map text is 4096 bytes or more, which the kernel refuses" ]
 }
+
+# A writable mount gets metacopy=on where no one but root can change its
+# layers: every directory down to one that only root may search is root's
+# and writable by no one else unless sticky.  The kernel's default is off.
+@test "metacopy=on is added for a writable mount over layers that are root's alone, not otherwise" {
+	local d p o x opts
+	# outside BATS_TEST_TMPDIR, whose bats directories are 0700: private
+	d=$(mktemp -d /tmp/lfs-mc.XXXXXX)
+	MC_DIR=$d
+	p=$d/private
+	o=$d/open
+	mkdir -p "$p/l1" "$p/l2" "$p/d" "$o/l1" "$d/u" "$d/w"
+	chmod 755 "$d" "$o"
+	chmod 700 "$p"
+	opts=",upperdir=$d/u,workdir=$d/w"
+	run "$M" --dry-run -o "lowerdir=$p/l1:$p/l2::$p/d$opts" /mnt
+	[ "$status" = 0 ]
+	[ "${lines[-2]}" = "fsconfig metacopy=on" ]
+	# without an upper layer, with metacopy=, verity=, userxattr or
+	# redirect_dir=nofollow given: none added
+	for x in "" ",metacopy=off" ",verity=on" ",userxattr" ",redirect_dir=nofollow"; do
+		run "$M" --dry-run -o "lowerdir=$p/l1${x:+$opts}$x" /mnt
+		[ "$status" = 0 ]
+		[[ $output != *"metacopy=on"* ]] || { echo "$x: $output"; return 1; }
+	done
+	# a layer that others can reach, a directory on the way that is not
+	# root's, or that others may write (not sticky): none added
+	run "$M" -v --dry-run -o "lowerdir=$p/l1:$o/l1$opts" /mnt
+	[ "$status" = 0 ]
+	[[ $output != *"metacopy=on"* ]]
+	[[ $output == *"$o/l1: not root's alone: metacopy stays off"* ]]
+	chmod 700 "$o"
+	chown 1000 "$o"
+	run "$M" --dry-run -o "lowerdir=$o/l1$opts" /mnt
+	[ "$status" = 0 ]
+	[[ $output != *"metacopy=on"* ]]
+	chown 0 "$o"
+	chmod 770 "$d"
+	run "$M" --dry-run -o "lowerdir=$p/l1$opts" /mnt
+	[ "$status" = 0 ]
+	[[ $output != *"metacopy=on"* ]]
+	# sticky and others-writable, as /tmp: root's entries stay root's
+	chmod 1777 "$d"
+	run "$M" --dry-run -o "lowerdir=$p/l1:$o/l1$opts" /mnt
+	[ "${lines[-2]}" = "fsconfig metacopy=on" ]
+}
+
+teardown() {
+	[ -z "${MC_DIR:-}" ] || rm -rf "$MC_DIR"
+}

@@ -251,7 +251,9 @@ size f2 => 65539"
 # if its first byte were skipped unchecked; the one with a NUL to
 # /ab/obj1 if read up to the NUL; the name over NAME_MAX would fail the
 # lookup (ENAMETOOLONG) rather than the pointer (EIO).  What D0 cannot
-# give (a file in the middle of the path, a metacopy file) D1 gives.
+# give (a file in the middle of the path, a metacopy file) D1 gives.  A
+# row's metacopy file is as large as the content it must read (a
+# metacopy file is its data's size), else 64 KiB.
 #   name | redirect | setup | layerfs | overlay 6.1
 LONGNAME=$(printf '%0256d' 0)
 HOSTILE=(
@@ -274,11 +276,13 @@ HOSTILE=(
 
 @test "hostile data pointers show nothing (EIO and a log line naming the file): .., relative, NUL, a name over NAME_MAX, empty names, symlinks, a directory or device, a missing object, a path only a regular layer holds; a metacopy object or a file mid-path in D0 falls through to D1; the good ones still read" {
 	lfs_workdir ext4
-	local r name val setup want ref spec="" out log
+	local r name val setup want ref size spec="" out log
 	dl_spec >"$WORK/spec"
 	for r in "${HOSTILE[@]}"; do
 		IFS='|' read -r name val setup want ref <<<"$r"
-		spec+="T M/h/$name 65536"$'\n'"a M/h/$name $MCX 0x"$'\n'
+		size=65536
+		[[ $want == E* ]] || size=${#want}
+		spec+="T M/h/$name $size"$'\n'"a M/h/$name $MCX 0x"$'\n'
 		spec+="a M/h/$name $RDX $val"$'\n'
 		[ -z "$setup" ] || spec+="${setup//;/$'\n'}"$'\n'
 	done

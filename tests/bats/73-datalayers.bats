@@ -441,8 +441,9 @@ EOF
 	(cd "$WORK/D0" && for i in $(seq 15); do mkdir "$n" && cd "$n" || exit 1; done &&
 		printf long >"$n" && printf short >"${n%0}")
 	for i in $(seq 15); do p15+="/$n"; done
+	# each its data's size, as a metacopy file is
 	for p in long short; do
-		truncate -s 6 "$WORK/M/$p"
+		truncate -s ${#p} "$WORK/M/$p"
 		setfattr -n "$MCX" "$WORK/M/$p"
 	done
 	setfattr -n "$RDX" -v "$p15/$n" "$WORK/M/long"

@@ -65,6 +65,9 @@ BENCH_ENV = FLAVOUR=perf LFS_KO=$(BENCH_MOD)/src/layerfs.ko VM_MEM=$(BENCH_MEM) 
 	bench-store bench-store-run
 
 BENCH_STORE_ARGS ?=
+# the images of tools/bench/store.sh besides debian: images/debian-derived's
+# (named here: images/images.mk is read after this file)
+BENCH_STORE_IMAGES := image-debian-squash image-debian-redated image-debian-app
 
 bench-kernel: deps
 	@vm/build-kernel.sh perf
@@ -85,7 +88,7 @@ $(BENCH_TAR): | bench-kernel
 		-cf $@.tmp $(BENCH_TAR_DIRS) && mv $@.tmp $@
 
 bench: deps bench-module tools image-debian $(BENCH_TAR) $(BENCH_PODMAN:%=image-%) \
-		$(BENCH_ROOTLESS:%=image-%) $(DERIVED_IMAGES:%=image-%)
+		$(BENCH_ROOTLESS:%=image-%) $(BENCH_STORE_IMAGES)
 	@mkdir -p $(BENCH_OUT)
 	@rm -f $(BENCH_OUT)/bench.csv $(BENCH_OUT)/bench-*.txt $(BENCH_OUT)/store*.csv \
 		$(BENCH_OUT)/store-notes.txt
@@ -157,7 +160,7 @@ bench-report:
 # the store's space (tools/bench/store.sh): on the host, after the guests
 # of 'make bench' (its imports would weigh on their times); about 3
 # minutes, and some 3 GB free under $(BENCH_OUT) while it runs
-bench-store: deps build/bin/oci2ovl $(DERIVED_IMAGES:%=image-%)
+bench-store: deps build/bin/oci2ovl $(BENCH_STORE_IMAGES)
 	@$(MAKE) -s --no-print-directory bench-store-run
 	@tools/bench/report.sh $(BENCH_OUT)
 

@@ -31,7 +31,8 @@ case $DERIVED in
 squash | redated | app) ;;
 *) img_die "DERIVED must be squash, redated or app" ;;
 esac
-# the image's name: its default layout and build/images link
+# the image's name: its default layout and build/images link (the
+# history names the recipe: see derived_history)
 IMG_NAME=debian-$DERIVED
 DERIVED_BASE=${DERIVED_BASE:-${IMAGES_OUT:-${LFS_CACHE:-$HOME/.cache/layerfs}/images}/debian}
 [ -s "$DERIVED_BASE/index.json" ] ||
@@ -41,6 +42,13 @@ img_inputs() {
 	echo "derived $DERIVED"
 	jq -r '.manifests[0].digest' "$DERIVED_BASE/index.json"
 	dpkg-query -W gzip
+}
+
+# derived_history CMD...: CMD (img_tar_layer, img_config) with the
+# recipe's name, which they write into the history, as IMG_NAME
+derived_history() {
+	local IMG_NAME=debian-derived
+	"$@"
 }
 
 # derived_blob DIGEST: the path of a blob of the base
@@ -80,7 +88,7 @@ derived_squash_layer() {
 		--pax-option 'exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime'
 	umoci raw add-layer --image "$IMG_LAYOUT:$IMG_TAG" \
 		--history.created "$(img_date "$t")" \
-		--history.author "layerfs images/$IMG_NAME" \
+		--history.author "layerfs images/debian-derived" \
 		--history.created_by "images/debian-derived/build.sh: $2" \
 		"$IMG_WORK/layer.tar"
 	rm -f "$IMG_WORK/layer.tar" "$IMG_WORK/tar.list"
@@ -92,7 +100,8 @@ build_squash() {
 	derived_unpack "$IMG_WORK/base"
 	derived_squash_layer "$IMG_WORK/base/rootfs" "squash of debian"
 	mapfile -t cfg < <(derived_config)
-	img_config "${cfg[@]}" --config.label org.opencontainers.image.title=layerfs-debian-squash
+	derived_history img_config "${cfg[@]}" \
+		--config.label org.opencontainers.image.title=layerfs-debian-squash
 }
 
 build_redated() {
@@ -109,11 +118,12 @@ build_redated() {
 		gzip -dc "$(derived_blob "${layers[i - 1]}")" |
 			tar -C "$s" -x --numeric-owner --same-permissions --xattrs \
 				--xattrs-include='*'
-		img_tar_layer "$s" "debian's layer $i again"
+		derived_history img_tar_layer "$s" "debian's layer $i again"
 	done
 	rm -rf "$s"
 	mapfile -t cfg < <(derived_config)
-	img_config "${cfg[@]}" --config.label org.opencontainers.image.title=layerfs-debian-redated
+	derived_history img_config "${cfg[@]}" \
+		--config.label org.opencontainers.image.title=layerfs-debian-redated
 }
 
 build_app() {
@@ -134,9 +144,9 @@ EOF
 	printf '{"name":"layerfs-debian-app","version":"1.0.0","main":"server.js"}\n' \
 		>"$s/app/package.json"
 	chown -R 1000:1000 "$s/app"
-	img_tar_layer "$s" "RUN npm install; chown -R app /usr/lib/python3.11; COPY app /app"
+	derived_history img_tar_layer "$s" "RUN npm install; chown -R app /usr/lib/python3.11; COPY app /app"
 	rm -rf "$s"
-	img_config --config.cmd node --config.cmd /app/server.js \
+	derived_history img_config --config.cmd node --config.cmd /app/server.js \
 		--config.workingdir /app --config.user app \
 		--config.label org.opencontainers.image.title=layerfs-debian-app
 }

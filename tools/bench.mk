@@ -158,7 +158,7 @@ bench-report:
 	@tools/bench/report.sh $(BENCH_OUT)
 
 # the store's space (tools/bench/store.sh): on the host, after the guests
-# of 'make bench' (its imports would weigh on their times); about 3
+# of 'make bench' (its imports would weigh on their times); 3 to 9
 # minutes, and some 3 GB free under $(BENCH_OUT) while it runs
 bench-store: deps build/bin/oci2ovl $(BENCH_STORE_IMAGES)
 	@$(MAKE) -s --no-print-directory bench-store-run

@@ -2,6 +2,8 @@
 #
 #   make images                 busybox, debian and deep
 #   make image-NAME             one of them, into $(IMAGES_OUT)/NAME
+#   make image-debian-KIND      an image derived from debian (KIND squash,
+#                               redated or app), for 'make bench-store'
 #   make demo [IMAGE=busybox|debian|deep] [CMD='shell command']
 #   make demo LAYOUT=DIR [TAG=latest] [CMD=...]   any OCI layout
 #
@@ -24,14 +26,21 @@ DEMO_RESULTS ?= $(CURDIR)/build/demo
 # the oci2ovl that 'make tools' builds
 OCI2OVL ?= $(firstword $(filter %/oci2ovl,$(TOOLS_BIN)) build/bin/oci2ovl)
 
-IMAGE_NAMES := $(notdir $(patsubst %/,%,$(dir $(wildcard images/*/build.sh))))
+IMAGE_NAMES := $(filter-out debian-derived,\
+	$(notdir $(patsubst %/,%,$(dir $(wildcard images/*/build.sh)))))
+# made from debian's layout by images/debian-derived, not by 'make images'
+# (no guest suite uses them)
+DERIVED_IMAGES := debian-squash debian-redated debian-app
 
-.PHONY: images demo $(IMAGE_NAMES:%=image-%)
+.PHONY: images demo $(IMAGE_NAMES:%=image-%) $(DERIVED_IMAGES:%=image-%)
 
 images: $(IMAGE_NAMES:%=image-%)
 
 $(IMAGE_NAMES:%=image-%): deps
 	@images/$(@:image-%=%)/build.sh
+
+$(DERIVED_IMAGES:%=image-%): image-debian
+	@DERIVED=$(@:image-debian-%=%) images/debian-derived/build.sh
 
 # the guest suites find the images through build/images/NAME
 vm-test: images

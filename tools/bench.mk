@@ -5,6 +5,11 @@
 #   make bench                  perf kernel, perf module, debian image,
 #                               the guest run, build/bench/REPORT.md
 #   make bench-report           the report again from build/bench/bench.csv
+#                               (and store.csv)
+#   make bench-store            the space of an oci2ovl store, inline and
+#                               objects, holding debian and three images
+#                               made from it (host only, no guest):
+#                               build/bench/store.csv, then the report
 #
 # Variables: BENCH_REPS (5), BENCH_LIMIT (60: seconds one pass of one
 # system may take), BENCH_TIMEOUT (10800: seconds for the whole guest run),
@@ -14,7 +19,8 @@
 # BENCH_DISK (16G, the ext4 scratch disk the layers live on),
 # BENCH_PODMAN (the images whose podman start is timed; empty: none),
 # BENCH_ROOTLESS (debian: the image of the rootless podman guest; empty:
-# no such guest).
+# no such guest), BENCH_STORE_ARGS (tools/bench/store.sh's options, e.g.
+# --no-mkfs).
 
 # (erofs-utils: mkfs.erofs makes erofs-overlay's image, in the guest)
 DEPS += gnuplot-nox tar erofs-utils
@@ -55,7 +61,13 @@ BENCH_ROOTLESS_LIMIT ?= 900
 BENCH_ENV = FLAVOUR=perf LFS_KO=$(BENCH_MOD)/src/layerfs.ko VM_MEM=$(BENCH_MEM) \
 	VM_CPUS=$(BENCH_CPUS) VM_TIMEOUT=$(BENCH_TIMEOUT)
 
-.PHONY: bench bench-kernel bench-module bench-report bench-podman bench-rootless
+.PHONY: bench bench-kernel bench-module bench-report bench-podman bench-rootless \
+	bench-store bench-store-run
+
+BENCH_STORE_ARGS ?=
+# the images of tools/bench/store.sh besides debian: images/debian-derived's
+# (named here: images/images.mk is read after this file)
+BENCH_STORE_IMAGES := image-debian-squash image-debian-redated image-debian-app
 
 bench-kernel: deps
 	@vm/build-kernel.sh perf
@@ -76,9 +88,10 @@ $(BENCH_TAR): | bench-kernel
 		-cf $@.tmp $(BENCH_TAR_DIRS) && mv $@.tmp $@
 
 bench: deps bench-module tools image-debian $(BENCH_TAR) $(BENCH_PODMAN:%=image-%) \
-		$(BENCH_ROOTLESS:%=image-%)
+		$(BENCH_ROOTLESS:%=image-%) $(BENCH_STORE_IMAGES)
 	@mkdir -p $(BENCH_OUT)
-	@rm -f $(BENCH_OUT)/bench.csv $(BENCH_OUT)/bench-*.txt
+	@rm -f $(BENCH_OUT)/bench.csv $(BENCH_OUT)/bench-*.txt $(BENCH_OUT)/store*.csv \
+		$(BENCH_OUT)/store-notes.txt
 	@start=$$(date +%s); \
 	$(BENCH_ENV) LFS_RESULTS=$(abspath $(BENCH_VM)) VM_DISK=$(BENCH_DISK) \
 		vm/run.sh script tools/bench/guest.sh \
@@ -91,6 +104,7 @@ bench: deps bench-module tools image-debian $(BENCH_TAR) $(BENCH_PODMAN:%=image-
 	[ $$rc = 0 ] || { tail -n 30 $(BENCH_OUT)/guest.log; echo "bench: the guest run failed" >&2; }; \
 	[ -z "$(BENCH_PODMAN)" ] || $(MAKE) -s --no-print-directory bench-podman || rc=1; \
 	[ -z "$(BENCH_ROOTLESS)" ] || $(MAKE) -s --no-print-directory bench-rootless || rc=1; \
+	$(MAKE) -s --no-print-directory bench-store-run || rc=1; \
 	[ -s $(BENCH_OUT)/bench.csv ] && tools/bench/report.sh $(BENCH_OUT); \
 	exit $$rc
 
@@ -142,3 +156,17 @@ bench-rootless:
 
 bench-report:
 	@tools/bench/report.sh $(BENCH_OUT)
+
+# the store's space (tools/bench/store.sh): on the host, after the guests
+# of 'make bench' (its imports would weigh on their times); 3 to 9
+# minutes, and some 3 GB free under $(BENCH_OUT) while it runs
+bench-store: deps build/bin/oci2ovl $(BENCH_STORE_IMAGES)
+	@$(MAKE) -s --no-print-directory bench-store-run
+	@tools/bench/report.sh $(BENCH_OUT)
+
+bench-store-run:
+	@mkdir -p $(BENCH_OUT)
+	@tools/bench/store.sh --out $(BENCH_OUT) --oci2ovl build/bin/oci2ovl \
+		$(BENCH_STORE_ARGS) 2>$(BENCH_OUT)/store.log || \
+		{ cat $(BENCH_OUT)/store.log; echo "bench: the store measurement failed" >&2; exit 1; }
+	@grep -E '^store: (inline|objects) \(' $(BENCH_OUT)/store.log

@@ -15,12 +15,12 @@ probe=$bin/lfs-probe
 # of its layers shows, computed without layerfs or overlay (so on the
 # host, in seconds where the guest's walk of the kernel's overlay takes
 # minutes):
-#   OUT/IMAGE.dump  lfs-probe dump -x dirs,blocks -H 16384 of lfs-probe
+#   OUT/IMAGE.dump  lfs-probe dump -x dirs,blocks -H 4096 of lfs-probe
 #                   flatten of its layers, mtimes in whole seconds:
 #                   mkfs.ext4 -d keeps no nanoseconds, so the guest's
 #                   layers have none (the guest cuts them from its dump as
-#                   well); files above 32 KiB hashed by their first and
-#                   last 16 KiB (see 55-images)
+#                   well); files above 8 KiB hashed by their first and
+#                   last 4 KiB (see 55-images)
 #   OUT/IMAGE.stat  what the reference cannot show, blocks and the sizes
 #                   and link counts of merged directories, is compared with
 #                   the kernel's overlay in the guest, on these paths: the
@@ -37,7 +37,7 @@ images_ref() {
 	[ ${#layers[@]} -gt 0 ] || { echo "fixtures: no layers of $img in $store" >&2; return 1; }
 	rm -rf "$out/$img.flat"
 	"$probe" flatten "$out/$img.flat" "${layers[@]}"
-	"$probe" dump -x dirs,blocks -H 16384 "$out/$img.flat" |
+	"$probe" dump -x dirs,blocks -H 4096 "$out/$img.flat" |
 		sed -E 's/ mt=([0-9]+)\.[0-9]+/ mt=\1/' >"$out/$img.dump"
 	rm -rf "$out/$img.flat"
 	for l in "${layers[@]}"; do

@@ -745,17 +745,24 @@ static bool lfs_cwd_is_aufs_store(void)
 	return n >= 4 && !memcmp(buf, "true", 4) && (n == 4 || buf[4] == '\n');
 }
 
+/* Is a parameter with this key given? */
+static bool lfs_has_param(const struct lfs_mount *m, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_param; i++)
+		if (!strcmp(m->param[i].key, key))
+			return true;
+	return false;
+}
+
 /* Put whiteout=aufs first, as a mountopt would be, unless one was given. */
 static int lfs_default_whiteout(struct lfs_mount *m)
 {
 	struct lfs_param first;
-	size_t i;
 	int err;
 
-	for (i = 0; i < m->nr_param; i++)
-		if (!strcmp(m->param[i].key, "whiteout"))
-			return 0;
-	if (!lfs_cwd_is_aufs_store())
+	if (lfs_has_param(m, "whiteout") || !lfs_cwd_is_aufs_store())
 		return 0;
 	err = lfs_add_param(m, "whiteout", "aufs");
 	if (err)
@@ -812,17 +819,6 @@ static bool lfs_path_private(const char *path)
 	}
 	free(real);
 	return ok && closed;
-}
-
-/* Is a parameter with this key given? */
-static bool lfs_has_param(const struct lfs_mount *m, const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < m->nr_param; i++)
-		if (!strcmp(m->param[i].key, key))
-			return true;
-	return false;
 }
 
 /*

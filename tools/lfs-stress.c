@@ -250,6 +250,12 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/* Is @name "." or ".."? */
+static bool dot_name(const char *name)
+{
+	return !strcmp(name, ".") || !strcmp(name, "..");
+}
+
 static int make_dirs(const char *path)
 {
 	char tmp[4096];
@@ -838,7 +844,7 @@ static int verify_walk(const char *dir, unsigned long *files)
 		ssize_t n;
 		int fd;
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (dot_name(de->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (lstat(path, &st)) {
@@ -1191,9 +1197,8 @@ static int cmd_crash_make(int argc, char **argv)
 	buf = malloc(CHUNK);
 	if (!buf)
 		return 1;
-	for (i = 0; i < 3; i++) {
-		if (i == 2 && !data_layer)
-			break;
+	/* L0/d/sub, L1/d/sub, and with -d the data-only layer D */
+	for (i = 0; i < (data_layer ? 3 : 2); i++) {
 		if (i == 2)
 			snprintf(path, sizeof(path), "%s/D", argv[0]);
 		else
@@ -1321,7 +1326,7 @@ static int dir_entries(const char *path)
 	if (!d)
 		return 0;
 	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+		if (!dot_name(de->d_name))
 			n++;
 	closedir(d);
 	return n;
@@ -1526,7 +1531,7 @@ static int crash_lower_names(const char *root, unsigned int layer,
 		unsigned int idx;
 		char extra;
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (dot_name(de->d_name))
 			continue;
 		if (sscanf(de->d_name, "f%u%c", &idx, &extra) != 1 ||
 		    idx >= (unsigned int)n || files[idx].layer != layer) {
@@ -1635,7 +1640,7 @@ static int crash_data_names(const char *root,
 		return 1;
 	}
 	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (dot_name(de->d_name))
 			continue;
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY);
 		od = fd < 0 ? NULL : fdopendir(fd);
@@ -1648,8 +1653,7 @@ static int crash_data_names(const char *root,
 			continue;
 		}
 		while ((oe = readdir(od))) {
-			if (!strcmp(oe->d_name, ".") ||
-			    !strcmp(oe->d_name, ".."))
+			if (dot_name(oe->d_name))
 				continue;
 			if (crash_is_object(de->d_name, oe->d_name, files, n)) {
 				seen++;

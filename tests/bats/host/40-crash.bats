@@ -31,7 +31,7 @@ lfs_reset_run() {
 
 	shift
 	LFS_RESULTS=$BATS_TEST_TMPDIR/res LFS_EXPECT_RESET=$reset VM_TIMEOUT=600 \
-		LFS_SCRATCH_BLANK=1 VM_CPUS=1 \
+		LFS_SCRATCH_BLANK=1 VM_CPUS=1 VM_MEM=1G \
 		run "$REPO/vm/run.sh" script vm/guest/crash-copyup.sh \
 		"${LFS_FSTYPE:-layerfs}" 1 1 2 0 "$@"
 	echo "$output" | tail -n 15

@@ -19,6 +19,7 @@ A listing has one line per path (the root excluded), tab-separated:
 path type mode uid gid size sha256 link rdev xattrs hardlink-group.
 The hard-link group is the smallest path sharing the inode, or "-".
 """
+import contextlib
 import gzip
 import hashlib
 import io
@@ -240,6 +241,24 @@ def overlay_xattrs(layers):
                     print("%s: %s" % (p, x))
                     found += 1
     return 1 if found else 0
+
+
+def check_accepted(cases_file, name, layers):
+    """check-case, then overlay-xattrs, in one process (run-corpus.sh
+    runs it for every accepted case): what went wrong, the last check's
+    first, as the runner's message"""
+    why = ""
+    for prefix, check, args in (
+            ("content: ", check_case, (cases_file, name, layers)),
+            ("overlay xattr kept: ", overlay_xattrs, (layers,))):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            rc = check(*args)
+        if rc:
+            why = prefix + buf.getvalue().rstrip("\n")
+    if why:
+        print(why)
+    return 1 if why else 0
 
 
 def make_sentinel(cases_file, d):
@@ -556,6 +575,8 @@ def main(argv):
         return check_case(argv[2], argv[3], argv[4:])
     if cmd == "overlay-xattrs":
         return overlay_xattrs(argv[2:])
+    if cmd == "check-accepted":
+        return check_accepted(argv[2], argv[3], argv[4:])
     if cmd == "gen-corpus":
         return gen_corpus(argv[2])
     if cmd == "sentinel":

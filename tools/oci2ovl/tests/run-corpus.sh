@@ -74,8 +74,9 @@ while IFS='|' read -r name tag expect rule args tolerated; do
 	case " $ok_outcomes " in *" $outcome "*) ;; *) why=${why:-"exit $rc ($outcome), want $ok_outcomes: $(head -c 300 "$log.err")"} ;; esac
 	if [ -z "$why" ] && [ "$outcome" = accept ]; then
 		mapfile -t layers < <("$bin" --store "$store" layers "$name")
-		msg=$($tree check-case "$cases" "$name" "${layers[@]}" 2>&1) || why="content: $msg"
-		msg=$($tree overlay-xattrs "${layers[@]}" 2>&1) || why="overlay xattr kept: $msg"
+		# the content and the overlay xattrs, in one python process
+		msg=$($tree check-accepted "$cases" "$name" "${layers[@]}" 2>&1) ||
+			why=${msg:-"check-accepted failed"}
 	fi
 	if [ -z "$why" ] && [ "$outcome" != accept ]; then
 		grep -q "^oci2ovl: " "$log.err" || why="no oci2ovl: message"

@@ -24,11 +24,16 @@ teardown() {
 	lfs_cleanup
 }
 
-# vt_ext4: an ext4 with the verity feature at $WORK/x, its image on tmpfs
+# vt_ext4 [IMAGE]: an ext4 with the verity feature at $WORK/x, its image
+# on tmpfs: a new one, or a copy of IMAGE
 vt_ext4() {
 	lfs_workdir tmpfs
-	truncate -s 64M "$WORK/img"
-	mkfs.ext4 -q -b 4096 -O verity "$WORK/img"
+	if [ -n "${1:-}" ]; then
+		cp --sparse=always "$1" "$WORK/img"
+	else
+		truncate -s 64M "$WORK/img"
+		mkfs.ext4 -q -b 4096 -O verity "$WORK/img"
+	fi
 	mkdir -p "$WORK/x"
 	mount -o loop "$WORK/img" "$WORK/x"
 	X=$WORK/x
@@ -71,13 +76,13 @@ vt_mc() {
 	fi
 }
 
-# vt_layers: L1/d holds the data (good, bad and lied with fs-verity,
-# plain and nodigest without, other and big), L0/d the metacopy files:
-# good with good's digest, bad with another file's, lied with a digest
-# whose algorithm is right and bytes wrong, plain with a digest over
-# data without fs-verity, nodigest with an empty marker
-vt_layers() {
-	vt_ext4
+# vt_make_layers: in $X, L1/d holds the data (good, bad and lied with
+# fs-verity, plain and nodigest without, other and big), L0/d the
+# metacopy files: good with good's digest, bad with another file's, lied
+# with a digest whose algorithm is right and bytes wrong, plain with a
+# digest over data without fs-verity, nodigest with an empty marker.
+# good's digest in GOOD.
+vt_make_layers() {
 	mkdir -p "$X/L0/d" "$X/L1/d"
 	local n
 	for n in good bad lied plain nodigest other; do
@@ -101,6 +106,31 @@ vt_layers() {
 	fi
 	vt_mc "$X/L0/d/lied" "$VALUE" 9
 	vt_mc "$X/L0/d/nodigest" 0x 13
+}
+
+# The layers of vt_make_layers, made once on a filesystem of their own,
+# whose image each test that wants them copies (vt_layers): making them
+# took a mkfs and twenty processes a test under TCG
+setup_file() {
+	local X=$BATS_FILE_TMPDIR/layers
+	truncate -s 64M "$X.img"
+	mkfs.ext4 -q -b 4096 -O verity "$X.img"
+	mkdir "$X"
+	mount -o loop "$X.img" "$X"
+	vt_make_layers
+	umount "$X"
+	export GOOD
+}
+
+teardown_file() {
+	! mountpoint -q "$BATS_FILE_TMPDIR/layers" || umount "$BATS_FILE_TMPDIR/layers"
+}
+
+# vt_layers: vt_make_layers's layers in $X, on a copy of their filesystem,
+# and LOWERS, their lowerdir= list
+vt_layers() {
+	vt_ext4 "$BATS_FILE_TMPDIR/layers.img"
+	[ -n "$GOOD" ]
 	LOWERS=$X/L0:$X/L1
 }
 

@@ -38,25 +38,27 @@ answers() {
 	local n=$1 m=$2 ed=${3:-} dx=()
 	[ -z "${4:-}" ] || dx=(-x "$4")
 	set -o pipefail
-	"$PROBE" dump "${dx[@]}" "$m" &&
-		(cd "$m" && probe_names "$n" | xargs "$PROBE" stat | sed -E "$ed")
+	# (from inside M: shorter walks for every name, the same lines)
+	(cd "$m" && "$PROBE" dump "${dx[@]}" . &&
+		probe_names "$n" | xargs "$PROBE" stat | sed -E "$ed")
 }
 
-# same_answers N M1 M2 [SED [FIELDS]]: M1 and M2 give the same answers
-same_answers() {
-	local n=$1 a=$2 b=$3
+# answers_as N M REF [SED [FIELDS]]: M gives the answers in the file REF
+# (the answers of a mount without the index, taken once)
+answers_as() {
+	local n=$1 m=$2 ref=$3
 	shift 3
-	answers "$n" "$a" "$@" >"$WORK/answers.a"
-	answers "$n" "$b" "$@" >"$WORK/answers.b"
-	diff -u "$WORK/answers.b" "$WORK/answers.a"
+	answers "$n" "$m" "$@" >"$WORK/answers.m"
+	diff -u "$ref" "$WORK/answers.m"
 }
 
 # deep_pair N: a deep_spec N stack on tmpfs, mounted on $WORK/mnt with an
 # index in every deep directory from its first lookup, and on $WORK/off
 # without, through lowerdir+
 deep_pair() {
-	deep_workdir
-	deep_spec "$1" | mktree "$WORK"
+	# (mktree from inside $WORK: it makes every parent of every path,
+	# and 4096 layers' lines took it 38 s from an absolute root)
+	deep_spec "$1" | (cd "$WORK" && mktree .) || return 1
 	deep_layers "$1" >"$WORK/layers"
 	mkdir "$WORK/off"
 	"$LFS_MOUNT" -L "$WORK/layers" -o nameindex=eager "$WORK/mnt"
@@ -65,21 +67,51 @@ deep_pair() {
 	grep -q " $WORK/mnt layerfs .*,nameindex=eager" /proc/mounts
 }
 
-@test "500 layers: the same tree and the same answer for every name with the index built at once, built later, and without" {
+# The 500-layer pair that tests 1 and 4 read (neither changes it), built
+# once on a tmpfs of its own at $D500, with the answers of its mount
+# without the index in $BATS_FILE_TMPDIR/answers500.off
+D500=/tmp/lfs-tests/deep500
+
+setup_file() {
+	local WORK=$D500
+	d500_teardown
+	mkdir -p "$WORK"
+	mount -t tmpfs -o mode=0755 deep "$WORK"
+	mkdir "$WORK/mnt"
 	deep_pair 500
-	expect_tree "$WORK/mnt" "$(deep_expected 500)"
-	same_answers 500 "$WORK/mnt" "$WORK/off"
+	answers 500 "$WORK/off" >"$BATS_FILE_TMPDIR/answers500.off"
+}
+
+# d500_teardown: the mounts of the pair, then its tmpfs
+d500_teardown() {
+	local m
+	for m in "$D500/mnt" "$D500/off" "$D500"; do
+		if mountpoint -q "$m"; then
+			umount "$m" || umount -l "$m" || return 1
+		fi
+	done
+	rm -rf "$D500"
+}
+
+teardown_file() {
+	d500_teardown
+}
+
+@test "500 layers: the same tree and the same answer for every name with the index built at once, built later, and without" {
+	local off=$BATS_FILE_TMPDIR/answers500.off
+	lfs_workdir tmpfs
+	deep_expect_tree "$D500/mnt" 500
+	answers_as 500 "$D500/mnt" "$off"
 	# the default: each directory walked in full until its walks have
 	# cost about a build, then indexed; the answers do not change
-	mkdir "$WORK/lazy"
-	"$LFS_MOUNT" -L "$WORK/layers" "$WORK/lazy"
-	run -1 grep -q " $WORK/lazy layerfs .*nameindex" /proc/mounts
-	same_answers 500 "$WORK/lazy" "$WORK/off"
+	"$LFS_MOUNT" -L "$D500/layers" "$WORK/mnt"
+	run -1 grep -q " $WORK/mnt layerfs .*nameindex" /proc/mounts
+	answers_as 500 "$WORK/mnt" "$off"
 	# misses really miss, hits really hit
-	run "$PROBE" stat "$WORK/mnt/d3/miss3" "$WORK/mnt/d3/f3" "$WORK/mnt/all/f80"
-	[ "${lines[0]}" = "$WORK/mnt/d3/miss3: ENOENT" ]
-	[[ ${lines[1]} == "$WORK/mnt/d3/f3 ino="* ]]
-	[ "${lines[2]}" = "$WORK/mnt/all/f80: ENOENT" ]
+	run "$PROBE" stat "$D500/mnt/d3/miss3" "$D500/mnt/d3/f3" "$D500/mnt/all/f80"
+	[ "${lines[0]}" = "$D500/mnt/d3/miss3: ENOENT" ]
+	[[ ${lines[1]} == "$D500/mnt/d3/f3 ino="* ]]
+	[ "${lines[2]}" = "$D500/mnt/all/f80: ENOENT" ]
 }
 
 # index_built: how many name indexes the module has built since it was
@@ -93,14 +125,14 @@ index_built() {
 }
 
 @test "by default a directory gets its index once walks visited its parts twice over; eager builds one at the first lookup, off never" {
-	local b m
+	local b m list
 	lfs_workdir tmpfs
 	# d/ in 8 layers, x9 in the bottom one
 	mkdir -p "$WORK"/l{1..8}/d "$WORK"/on "$WORK"/eager "$WORK"/off
 	: >"$WORK/l8/d/x9"
+	printf -v list '%s:' "$WORK"/l{1..8}
 	for m in on eager off; do
-		mount -t layerfs none "$WORK/$m" \
-			-o "lowerdir=$(echo "$WORK"/l{1..8} | tr ' ' :),nameindex=$m"
+		mount -t layerfs none "$WORK/$m" -o "lowerdir=${list%:},nameindex=$m"
 	done
 	# two misses in d/ walk its 8 parts each: 16 visits, no index yet
 	b=$(index_built)
@@ -127,8 +159,9 @@ index_built() {
 # (1000 layers: 12-mount-helper mounts them through mount.layerfs)
 @test "4096 layers through lowerdir+: the tree as expected, and a sample of names the same with and without the index" {
 	local n=4096
+	deep_workdir
 	deep_pair "$n"
-	expect_tree "$WORK/mnt" "$(deep_expected "$n")"
+	deep_expect_tree "$WORK/mnt" "$n"
 	# without the index a lookup visits every part of its directory
 	# (~410 at 4096 layers): a sample of the names is enough
 	diff -u <(cd "$WORK/mnt" && probe_names "$n" | sed -n '1~37p' | xargs "$PROBE" stat) \
@@ -136,12 +169,14 @@ index_built() {
 }
 
 @test "indexes freed by the shrinker in a loop: the answers stay the same, no kernel report" {
-	local pid b i
-	deep_pair 500
-	# the answers without the index, then those with it while the
-	# shrinker frees it (test 1 compared them already
-	# with the index left alone)
-	answers 500 "$WORK/off" >"$WORK/answers.off"
+	local pid b i m=$D500/mnt off=$BATS_FILE_TMPDIR/answers500.off
+	lfs_workdir tmpfs
+	# the answers without the index (setup_file's), then those with it
+	# while the shrinker frees it (test 1 compared them already with the
+	# index left alone).  The pair is test 1's: drop the indexes its
+	# walks built, so that the first walk here builds them all, as on a
+	# fresh mount
+	echo 2 >/proc/sys/vm/drop_caches
 	# drop every 2 s (read -t on a fifo nobody writes: no process per
 	# round), so the walk below rebuilds indexes again and again.  Not
 	# faster: under the debug kernel building the index of all/ (500
@@ -162,8 +197,8 @@ index_built() {
 	# directories a walk visits have; every walk gives the same answers
 	b=$(index_built)
 	for i in 1 2 3 4 5; do
-		answers 500 "$WORK/mnt" >"$WORK/answers.mnt" || { kill "$pid"; false; }
-		diff -u "$WORK/answers.off" "$WORK/answers.mnt" || { kill "$pid"; false; }
+		answers 500 "$m" >"$WORK/answers.mnt" || { kill "$pid"; false; }
+		diff -u "$off" "$WORK/answers.mnt" || { kill "$pid"; false; }
 		if (($(index_built) - b > 13)); then
 			break
 		fi
@@ -175,9 +210,9 @@ index_built() {
 }
 
 @test "writes through a deep stack: new names, whiteouts and an opaque directory look up the same with and without the index" {
-	local u
+	local u ed='s/ ino=[0-9]+//; s/ mtime=[0-9.]+//'
 	lfs_workdir tmpfs
-	deep_spec 64 | mktree "$WORK"
+	deep_spec 64 | (cd "$WORK" && mktree .)
 	deep_layers 64 >"$WORK/layers"
 	for u in eager on off; do
 		mkdir -p "$WORK/u-$u" "$WORK/w-$u" "$WORK/m-$u"
@@ -194,9 +229,10 @@ index_built() {
 	done
 	# the two mounts were written seconds apart, in two upper
 	# directories: inode numbers and times of what they made differ
+	answers 64 "$WORK/m-off" "$ed" mtime >"$WORK/answers.off"
 	for u in eager on; do
-		same_answers 64 "$WORK/m-$u" "$WORK/m-off" 's/ ino=[0-9]+//; s/ mtime=[0-9.]+//' mtime
-		diff -u <("$PROBE" dump -x mtime "$WORK/u-$u") <("$PROBE" dump -x mtime "$WORK/u-off")
+		answers_as 64 "$WORK/m-$u" "$WORK/answers.off" "$ed" mtime
+		diff -u <(cd "$WORK/u-$u" && "$PROBE" dump -x mtime .) <(cd "$WORK/u-off" && "$PROBE" dump -x mtime .)
 	done
 	run "$PROBE" stat "$WORK/m-eager/d1/f1" "$WORK/m-eager/all/sub/s0" "$WORK/m-eager/d4/moved"
 	[ "${lines[0]}" = "$WORK/m-eager/d1/f1: ENOENT" ]

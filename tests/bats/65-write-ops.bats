@@ -110,15 +110,14 @@ all_flat_specs() {
 # R (reference), LAYERS for stack N with the upper on FS; M, U and R in
 # subtree SUB
 stack_vars() {
-	local fs=$1 n=$2 i
+	local fs=$1 n=$2
 	lfs_base "$fs"
 	S=$LFS_BASE/ops-stacks
 	M=$S/m$n/${3:-} U=$S/u$n/${3:-} W=$S/w$n R=$S/r$n/${3:-}
 	M=${M%/} U=${U%/} R=${R%/}
-	LAYERS=()
-	for ((i = 0; i < n; i++)); do
-		LAYERS+=("$LOWER/s$n/L$i")
-	done
+	# $LOWER/sN/L0 .. L(N-1) by one brace expansion: a loop here cost
+	# bats's trace of 130 commands a call for N=64, six calls a test
+	eval "LAYERS=(\"\$LOWER/s$n/L\"{0..$((n - 1))})"
 }
 
 setup_file() {
@@ -141,15 +140,17 @@ setup_file() {
 }
 
 teardown_file() {
-	local fs n
+	local fs n mounts=() dirs=("$LOWER")
 	for fs in tmpfs ext4; do
 		for n in 1 2 64; do
 			stack_vars "$fs" "$n"
-			umount "$M" || :
+			mounts+=("$M")
 		done
-		rm -rf "$S"
+		dirs+=("$S")
 	done
-	rm -rf "$LOWER"
+	# one umount, one rm: a process costs ~60 ms here
+	umount "${mounts[@]}" || :
+	rm -rf "${dirs[@]}"
 }
 
 # each_stack FUNC SUB: FUNC FS N in subtree SUB of the six stacks

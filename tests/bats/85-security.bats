@@ -76,7 +76,8 @@ SYSCTLS=(protected_hardlinks protected_symlinks protected_regular protected_fifo
 # rows run without it, but for the "metacopy" theme's.
 sec_mount() {
 	local type=$1 dir=$SEC/$2 opts
-	mkdir -p "$dir/m" "$dir/u" "$dir/w"
+	# (setup_file made them, in one mkdir)
+	[ -d "$dir/w" ] || mkdir -p "$dir/m" "$dir/u" "$dir/w"
 	opts="lowerdir=$3,upperdir=$dir/u,workdir=$dir/w"
 	if [ "$type" = layerfs ]; then
 		opts+=,whiteout=chardev
@@ -97,7 +98,7 @@ sec_mount() {
 # read-only retry); OPTION for layerfs
 sec_mount_nodac() {
 	local type=$1 dir=$SEC/$2 opts rw=()
-	mkdir -p "$dir/m" "$dir/u" "$dir/w" || return 1
+	[ -d "$dir/w" ] || mkdir -p "$dir/m" "$dir/u" "$dir/w" || return 1
 	opts="lowerdir=$(IFS=:; echo "$L:${BELOW[*]}")"
 	if [ "$3" = rw ]; then
 		opts+=",upperdir=$dir/u,workdir=$dir/w"
@@ -119,9 +120,11 @@ sec_lower_meta() {
 }
 
 setup_file() {
-	local s i
+	local s i v
 	rm -rf "$SEC"
-	mkdir -p "$L" "$E" "${BELOW[@]}" "$SEC/si" "$SEC/ri"
+	# every directory the mounts below need, in one process
+	mkdir -p "$L" "$E" "${BELOW[@]}" "$SEC/si" "$SEC/ri" \
+		"$SEC"/{s,r,smc,rmc,sn,rn,sm,sme,rm,rme,sw}/{m,u,w}
 	# reachable by the unprivileged user
 	chmod 755 /tmp/lfs-tests "$SEC"
 	"$ATTACK" setup "$L"
@@ -130,7 +133,8 @@ setup_file() {
 	done
 	sec_lower_meta >"$BATS_FILE_TMPDIR/lower.meta"
 	for s in "${SYSCTLS[@]}"; do
-		cat "/proc/sys/fs/$s" >"$BATS_FILE_TMPDIR/sysctl.$s"
+		read -r v <"/proc/sys/fs/$s"
+		echo "$v" >"$BATS_FILE_TMPDIR/sysctl.$s"
 		echo 1 >"/proc/sys/fs/$s"
 	done
 	sec_mount "$SUBJECT" s "$L"
@@ -152,18 +156,17 @@ setup_file() {
 }
 
 teardown_file() {
-	local s m
-	# what the tests outside the table mounted under their lfs_workdir
-	for m in $(lfs_mounts_under /tmp/lfs-tests/w-*); do
+	local s m v mounts=()
+	# what the tests outside the table mounted under their lfs_workdir,
+	# and the stacks, the last mounted first (sn and rn before si and
+	# ri): one read of /proc/mounts, not a mountpoint process a stack
+	mapfile -t mounts < <(lfs_mounts_under /tmp/lfs-tests/w-* "$SEC")
+	for m in "${mounts[@]}"; do
 		umount "$m" || umount -l "$m" || :
 	done
-	for m in rw/m sw/m sme/m rme/m sm/m rm/m sn/m rn/m si ri smc/m rmc/m s/m r/m; do
-		if mountpoint -q "$SEC/$m"; then
-			umount "$SEC/$m" || umount -l "$SEC/$m" || :
-		fi
-	done
 	for s in "${SYSCTLS[@]}"; do
-		cat "$BATS_FILE_TMPDIR/sysctl.$s" >"/proc/sys/fs/$s" || :
+		read -r v <"$BATS_FILE_TMPDIR/sysctl.$s" || :
+		echo "$v" >"/proc/sys/fs/$s" || :
 	done
 	rm -rf "$SEC"
 }

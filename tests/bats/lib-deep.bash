@@ -51,3 +51,15 @@ deep_workdir() {
 	mount -t tmpfs -o mode=0755 deep "$WORK"
 	mkdir "$WORK/mnt"
 }
+
+# deep_expect_tree MNT N: expect_tree MNT "$(deep_expected N)" (lib.bash),
+# the reference built and both trees dumped from inside their
+# directories: mktree makes every parent of every path it is given, and
+# under TCG with 4096 layers' names (4,500 lines) the walks of absolute
+# paths made the reference's mktree cost 31 s and its dump 17 s
+deep_expect_tree() {
+	local mnt=$1 ref=$WORK/expected/x
+	mkdir -p "$ref"
+	deep_expected "$2" | (cd "$ref" && mktree .) || return 1
+	diff -u <(cd "$ref" && "$PROBE" dump -p .) <(cd "$mnt" && "$PROBE" dump -p .)
+}

@@ -278,14 +278,21 @@ struct lfs_real {
 
 /* a directory whose zero-size regular files may be whiteouts */
 #define LFS_REAL_XWHITEOUTS	0x1
+/*
+ * a directory whose marker was not read yet, so LFS_REAL_XWHITEOUTS is
+ * not known: a bottom-layer part (lfs_real_flags())
+ */
+#define LFS_REAL_XUNREAD	0x2
 
 /*
  * What a layerfs dentry stands for: its upper object, if any, and its
  * lower objects, top first.  A non-directory has at most one lower
  * object; a merged directory has one for each lower layer that holds it,
  * down to the first opaque one (or those its redirect names).  @real[] is
- * immutable once the dentry is instantiated; @upper is set once, by
- * creation or copy-up, and read with lfs_upper().  Freed with the dentry.
+ * immutable once the dentry is instantiated, but for a part's
+ * LFS_REAL_XUNREAD, replaced once by what its marker says
+ * (lfs_real_flags()); @upper is set once, by creation or copy-up, and
+ * read with lfs_upper().  Freed with the dentry.
  * A directory's entry is the tail of a struct lfs_dir_entry (@dir), so
  * that the many non-directories do not carry what only directories need.
  */
@@ -551,6 +558,9 @@ bool lfs_is_whiteout(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 		     struct dentry *real, unsigned int parent_flags);
 int lfs_dir_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 		   struct dentry *real, unsigned int *flags);
+unsigned int lfs_real_flags(const struct lfs_sb *sbi, struct lfs_real *r);
+unsigned int lfs_parent_flags(const struct lfs_sb *sbi, struct lfs_real *parent,
+			      struct dentry *real);
 int lfs_aufs_wh_name(const struct qstr *name, struct qstr *wh);
 int lfs_lower_positive(struct dentry *dentry);
 struct dentry *lfs_lookup_upper_child(struct dentry *parent,

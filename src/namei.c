@@ -52,7 +52,8 @@ static bool lfs_is_native_whiteout(const struct lfs_sb *sbi,
  * @sbi: the superblock info: the markers' names
  * @layer: the layer @real lives in
  * @real: a positive real dentry
- * @parent_flags: LFS_REAL_* flags of its parent directory's instance
+ * @parent_flags: LFS_REAL_* flags of its parent directory's instance,
+ *	read (lfs_real_flags())
  *
  * Three forms: the native symlink, upstream overlayfs's 0/0 character
  * device, and upstream's zero-size regular file with the whiteout xattr
@@ -200,6 +201,80 @@ int lfs_dir_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 	if (!lfs_aufs(sbi))
 		return 0;
 	return lfs_layer_holds(layer, real, &opq);
+}
+
+/* Is @layer the bottom regular lower layer, below which nothing lies? */
+static bool lfs_bottom_layer(const struct lfs_sb *sbi,
+			     const struct lfs_layer *layer)
+{
+	return layer != sbi->upper && layer->idx + 1 >= sbi->nr_layers;
+}
+
+/*
+ * The markers of @real, a directory a walk found in @layer: whether it
+ * is opaque (lfs_dir_marker()), and its flags.  In the bottom layer an
+ * opaque directory hides nothing, so nothing is read there: only the
+ * "x" of its marker could matter, to its empty regular files, and
+ * lfs_real_flags() reads it when one of them is met or the directory
+ * is listed (LFS_REAL_XUNREAD).  That is one xattr read less for most
+ * directories of an image, whose base layer holds them.
+ */
+static int lfs_walk_dir_marker(const struct lfs_sb *sbi,
+			       const struct lfs_layer *layer,
+			       struct dentry *real, unsigned int *flags)
+{
+	if (lfs_bottom_layer(sbi, layer)) {
+		*flags = LFS_REAL_XUNREAD;
+		return 0;
+	}
+	return lfs_dir_marker(sbi, layer, real, flags);
+}
+
+/**
+ * lfs_real_flags - the flags of a directory instance, its marker read
+ * @sbi: the superblock info
+ * @r: the instance; when it is a part of an entry, its flags are filled
+ *	in there, once
+ *
+ * A lookup leaves a bottom-layer directory's marker unread
+ * (lfs_walk_dir_marker()); it is read here, the first time the flags
+ * are needed.  Racing callers read the same marker of a layer that does
+ * not change, and store the same flags.  A marker that cannot be read
+ * gives no flag, as in lfs_dir_marker().  Caller must run with the
+ * mounter's credentials.
+ * Return: LFS_REAL_* flags, LFS_REAL_XUNREAD never among them.
+ */
+unsigned int lfs_real_flags(const struct lfs_sb *sbi, struct lfs_real *r)
+{
+	unsigned int flags = READ_ONCE(r->flags);
+	char val[2];
+	int len;
+
+	if (!(flags & LFS_REAL_XUNREAD))
+		return flags;
+	len = lfs_get_marker(sbi, r->layer, r->dentry, LFS_XA_OPAQUE, val,
+			     sizeof(val));
+	flags = len == 1 && val[0] == 'x' ? LFS_REAL_XWHITEOUTS : 0;
+	WRITE_ONCE(r->flags, flags);
+	return flags;
+}
+
+/**
+ * lfs_parent_flags - the flags lfs_is_whiteout() reads for an object
+ * @sbi: the superblock info
+ * @parent: the directory instance @real was found in
+ * @real: a positive real dentry
+ *
+ * They decide only for an empty regular file, so only for one is an
+ * unread marker read (lfs_real_flags()).  Caller must run with the
+ * mounter's credentials.
+ */
+unsigned int lfs_parent_flags(const struct lfs_sb *sbi, struct lfs_real *parent,
+			      struct dentry *real)
+{
+	if (d_is_reg(real) && !i_size_read(d_inode(real)))
+		return lfs_real_flags(sbi, parent);
+	return READ_ONCE(parent->flags) & ~LFS_REAL_XUNREAD;
 }
 
 /**
@@ -496,7 +571,7 @@ static char *lfs_get_redirect(const struct lfs_sb *sbi,
 	int len;
 
 	/* nothing lies below the bottom layer: no read */
-	if (layer != sbi->upper && layer->idx + 1 >= sbi->nr_layers)
+	if (lfs_bottom_layer(sbi, layer))
 		return NULL;
 	len = lfs_get_marker(sbi, layer, real, LFS_XA_REDIRECT, NULL, 0);
 	if (len == -ENODATA || len == -EOPNOTSUPP)
@@ -660,7 +735,7 @@ static int lfs_walk_path_step(struct lfs_lwalk *w, const struct lfs_ni_cursor *c
 		w->stop = true;
 		return 0;
 	}
-	opaque = lfs_dir_marker(sbi, at->layer, real, &flags);
+	opaque = lfs_walk_dir_marker(sbi, at->layer, real, &flags);
 	if (opaque < 0)
 		goto out_err;
 	if (opaque || hidden) {
@@ -1033,6 +1108,10 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 			dput(held);
 			break;
 		}
+		/* (@real pins the instance, @held's, that it was found in) */
+		if (real)
+			at.flags = lfs_parent_flags(sbi, held ? &at : &w.pe->real[i],
+						    real);
 		dput(held);
 		if (data) {
 			err = lfs_lwalk_data(sbi, &at, &real);
@@ -1067,7 +1146,7 @@ static int lfs_lookup_lowers(struct super_block *sb, struct lfs_entry *pe,
 			continue;
 		}
 		if (d_is_dir(real)) {
-			opaque = lfs_dir_marker(sbi, at.layer, real, &flags);
+			opaque = lfs_walk_dir_marker(sbi, at.layer, real, &flags);
 			if (opaque < 0) {
 				err = opaque;
 				dput(real);
@@ -1212,7 +1291,7 @@ int lfs_lower_positive(struct dentry *dentry)
 	lfs_ni_start(&c, sbi, pe);
 	for (i = lfs_ni_first(&c, pe->nr, &dentry->d_name); i < pe->nr;
 	     i = lfs_ni_next(&c, pe->nr, i)) {
-		const struct lfs_real *parent = &pe->real[i];
+		struct lfs_real *parent = &pe->real[i];
 		struct dentry *real;
 
 		hidden = lfs_walk_instance(sbi, &c, parent, &dentry->d_name, &wh, &real);
@@ -1221,7 +1300,8 @@ int lfs_lower_positive(struct dentry *dentry)
 			break;
 		}
 		if (real) {
-			positive = !lfs_is_whiteout(sbi, parent->layer, real, parent->flags);
+			positive = !lfs_is_whiteout(sbi, parent->layer, real,
+						    lfs_parent_flags(sbi, parent, real));
 			dput(real);
 			break;
 		}

@@ -153,7 +153,8 @@ struct lfs_rd_ctx {
 	struct dir_context ctx;
 	struct lfs_listing *listing;
 	const struct lfs_sb *sbi;
-	const struct lfs_real *real;	/* the instance being read */
+	/* the instance being read: a part of the entry, or the upper one */
+	struct lfs_real *real;
 	unsigned int emitted;		/* entries seen by this iterate call */
 	int err;
 };
@@ -165,7 +166,7 @@ struct lfs_rd_ctx {
  */
 static bool lfs_rd_needs_check(const struct lfs_rd_ctx *rd, unsigned int type)
 {
-	unsigned int dir_flags = rd->real->flags;
+	unsigned int dir_flags = READ_ONCE(rd->real->flags);
 
 	if (rd->real->layer == rd->sbi->upper)
 		return true;
@@ -175,9 +176,25 @@ static bool lfs_rd_needs_check(const struct lfs_rd_ctx *rd, unsigned int type)
 	case DT_UNKNOWN:
 		return true;
 	case DT_REG:
-		return dir_flags & LFS_REAL_XWHITEOUTS;
+		/* a marker not read yet is read after the layer's read */
+		return dir_flags & (LFS_REAL_XWHITEOUTS | LFS_REAL_XUNREAD);
 	}
 	return false;
+}
+
+/*
+ * Is @d, marked by lfs_rd_needs_check(), still to be looked up?  A
+ * regular file of a lower layer may have been a candidate only because
+ * its directory's marker was not read (LFS_REAL_XUNREAD), which is read
+ * now, outside the real directory's lock, once for the part
+ * (lfs_real_flags()): a directory without regular files has it read by
+ * nothing.
+ */
+static bool lfs_rd_still_check(const struct lfs_sb *sbi,
+			       const struct lfs_dirent *d, struct lfs_real *r)
+{
+	return r->layer == sbi->upper || d->type != DT_REG ||
+	       (lfs_real_flags(sbi, r) & LFS_REAL_XWHITEOUTS);
 }
 
 /*
@@ -297,7 +314,7 @@ static void lfs_rd_upper_ino(const struct lfs_sb *sbi, struct lfs_dirent *d,
  * whiteouts act now, when every name of their layer is known.
  */
 static int lfs_rd_check_layer(const struct lfs_sb *sbi, struct lfs_listing *l,
-			      unsigned int from, const struct lfs_real *r)
+			      unsigned int from, struct lfs_real *r)
 {
 	unsigned int i, out = from;
 
@@ -310,13 +327,14 @@ static int lfs_rd_check_layer(const struct lfs_sb *sbi, struct lfs_listing *l,
 
 			if (err)
 				return err;
-		} else if (d->check) {
+		} else if (d->check && lfs_rd_still_check(sbi, d, r)) {
 			real = lookup_one_unlocked(mnt_user_ns(r->layer->mnt),
 						   d->n.name, r->dentry, d->n.len);
 			if (IS_ERR(real))
 				return PTR_ERR(real);
 			if (d_is_positive(real)) {
-				d->whiteout = lfs_is_whiteout(sbi, r->layer, real, r->flags);
+				d->whiteout = lfs_is_whiteout(sbi, r->layer, real,
+							      lfs_parent_flags(sbi, r, real));
 				if (d->type == DT_UNKNOWN)
 					d->type = fs_umode_to_dtype(d_inode(real)->i_mode);
 				if (!d->whiteout && r->layer == sbi->upper)
@@ -341,7 +359,7 @@ static int lfs_rd_check_layer(const struct lfs_sb *sbi, struct lfs_listing *l,
  * list itself, and fails with -EACCES as overlayfs's does.  Caller runs
  * as the mounter.
  */
-static int lfs_rd_read_layer(struct lfs_rd_ctx *rd, const struct lfs_real *r)
+static int lfs_rd_read_layer(struct lfs_rd_ctx *rd, struct lfs_real *r)
 {
 	struct path path = { .mnt = r->layer->mnt, .dentry = r->dentry };
 	unsigned int from = rd->listing->count;
@@ -438,7 +456,7 @@ static unsigned int lfs_listing_hash_bits(const struct lfs_sb *sbi,
 
 static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 {
-	const struct lfs_entry *e = LFS_E(dentry);
+	struct lfs_entry *e = LFS_E(dentry);
 	struct dentry *upper = lfs_upper(dentry);
 	struct lfs_rd_ctx rd = {
 		.ctx.actor = lfs_rd_actor,
@@ -467,8 +485,14 @@ static struct lfs_listing *lfs_listing_build(struct dentry *dentry)
 
 	old_cred = lfs_override_creds(dentry->d_sb);
 	for (i = 0; i < lfs_nr_instances(e, upper) && !err; i++) {
-		lfs_instance(rd.sbi, e, upper, i, &r);
-		err = lfs_rd_read_layer(&rd, &r);
+		struct lfs_real *part = &r;
+
+		/* a lower part itself, whose flags may be filled in */
+		if (upper && !i)
+			lfs_instance(rd.sbi, e, upper, i, &r);
+		else
+			part = &e->real[upper ? i - 1 : i];
+		err = lfs_rd_read_layer(&rd, part);
 	}
 	revert_creds(old_cred);
 	if (err)

@@ -168,6 +168,58 @@ f bot/sub/stays s'
 	[ "$(cat "$WORK/rw/gone")" = new ]
 }
 
+# A lookup reads no marker of a directory in the bottom layer, where an
+# opaque one hides nothing; its "x" is read when an empty file there or
+# a listing of it needs it.  Each order of lookup and readdir, on a fresh
+# mount, must show what the marker says.
+@test "xattr whiteouts in the bottom layer's marked directories are hidden, looked up first or listed first" {
+	local m first
+	lfs_workdir tmpfs
+	mktree "$WORK" <<<'f top/d/t t
+X bot/d
+x bot/d/gone
+f bot/d/kept k
+f bot/d/empty
+X bot/only
+x bot/only/gone
+f bot/only/kept k
+d bot/only/sub
+X bot/dirs
+d bot/dirs/a
+d bot/dirs/b
+x bot/plain/shown'
+	mkdir "$WORK/rw" "$WORK/u" "$WORK/w"
+	for first in lookup readdir; do
+		lfs_mount_layers "$WORK/mnt" "$WORK/top" "$WORK/bot"
+		mount -t layerfs none "$WORK/rw" \
+			-o "lowerdir=$WORK/top:$WORK/bot,upperdir=$WORK/u,workdir=$WORK/w"
+		for m in mnt rw; do
+			if [ $first = lookup ]; then
+				run "$PROBE" stat "$WORK/$m/d/gone" "$WORK/$m/only/gone"
+				[ "${lines[0]}" = "$WORK/$m/d/gone: ENOENT" ]
+				[ "${lines[1]}" = "$WORK/$m/only/gone: ENOENT" ]
+			fi
+			[ "$(ls -A "$WORK/$m/d" | paste -sd' ')" = "empty kept t" ]
+			[ "$(ls -A "$WORK/$m/only" | paste -sd' ')" = "kept sub" ]
+			[ "$(ls -A "$WORK/$m/dirs" | paste -sd' ')" = "a b" ]
+			[ "$(ls -A "$WORK/$m/plain" | paste -sd' ')" = shown ]
+			run "$PROBE" stat "$WORK/$m/d/gone" "$WORK/$m/only/gone" \
+				"$WORK/$m/d/empty" "$WORK/$m/plain/shown"
+			[ "${lines[0]}" = "$WORK/$m/d/gone: ENOENT" ]
+			[ "${lines[1]}" = "$WORK/$m/only/gone: ENOENT" ]
+			[ "${lines[2]%% ino=*}" = "$WORK/$m/d/empty" ]
+			[ "${lines[3]%% ino=*}" = "$WORK/$m/plain/shown" ]
+			[ "${#lines[@]}" = 4 ]
+		done
+		# a name made over a whiteout of the bottom layer is new
+		echo new >"$WORK/rw/only/gone"
+		[ "$(cat "$WORK/rw/only/gone")" = new ]
+		umount "$WORK/mnt" "$WORK/rw"
+		rm -rf "$WORK/u" "$WORK/w"
+		mkdir "$WORK/u" "$WORK/w"
+	done
+}
+
 # A lower layer on FUSE whose entries expire at once (tools/lfs-fuse):
 # each walk asks the server again, and a file replaced behind the mounts
 # by another inode gets another node id, which FUSE calls stale.  layerfs,

@@ -203,11 +203,14 @@ int lfs_dir_marker(const struct lfs_sb *sbi, const struct lfs_layer *layer,
 	return lfs_layer_holds(layer, real, &opq);
 }
 
-/* Is @layer the bottom regular lower layer, below which nothing lies? */
+/*
+ * Is @layer the bottom regular lower layer, below which nothing lies?
+ * (Data-only layers come after it, and are never walked.)
+ */
 static bool lfs_bottom_layer(const struct lfs_sb *sbi,
 			     const struct lfs_layer *layer)
 {
-	return layer != sbi->upper && layer->idx + 1 >= sbi->nr_layers;
+	return layer != sbi->upper && layer->idx + 1 == sbi->nr_layers;
 }
 
 /*
@@ -230,6 +233,17 @@ static int lfs_walk_dir_marker(const struct lfs_sb *sbi,
 	return lfs_dir_marker(sbi, layer, real, flags);
 }
 
+/*
+ * Does a failed read of a directory's marker say for good that it has
+ * none (absent, not supported, too long to be "x", not allowed)?  Other
+ * errors (-EINTR from a FUSE layer, -ENOMEM, -EIO) may not come again.
+ */
+static bool lfs_marker_error_final(int err)
+{
+	return err == -ENODATA || err == -EOPNOTSUPP || err == -ERANGE ||
+	       err == -EACCES || err == -EPERM;
+}
+
 /**
  * lfs_real_flags - the flags of a directory instance, its marker read
  * @sbi: the superblock info
@@ -238,15 +252,18 @@ static int lfs_walk_dir_marker(const struct lfs_sb *sbi,
  *
  * A lookup leaves a bottom-layer directory's marker unread
  * (lfs_walk_dir_marker()); it is read here, the first time the flags
- * are needed.  Racing callers read the same marker of a layer that does
- * not change, and store the same flags.  A marker that cannot be read
- * gives no flag, as in lfs_dir_marker().  Caller must run with the
- * mounter's credentials.
+ * are needed.  The first answer stored stays (cmpxchg), so racing
+ * callers cannot change what others already used.  A marker that cannot
+ * be read gives no flag, as in lfs_dir_marker(), but only a final error
+ * (lfs_marker_error_final()) is stored: after another, the next caller
+ * reads again, so that a reader who forces a passing error (a signal to
+ * itself) does not decide for every other user.  Caller must run with
+ * the mounter's credentials.
  * Return: LFS_REAL_* flags, LFS_REAL_XUNREAD never among them.
  */
 unsigned int lfs_real_flags(const struct lfs_sb *sbi, struct lfs_real *r)
 {
-	unsigned int flags = READ_ONCE(r->flags);
+	unsigned int flags = READ_ONCE(r->flags), old;
 	char val[2];
 	int len;
 
@@ -254,9 +271,11 @@ unsigned int lfs_real_flags(const struct lfs_sb *sbi, struct lfs_real *r)
 		return flags;
 	len = lfs_get_marker(sbi, r->layer, r->dentry, LFS_XA_OPAQUE, val,
 			     sizeof(val));
+	if (len < 0 && !lfs_marker_error_final(len))
+		return 0;
 	flags = len == 1 && val[0] == 'x' ? LFS_REAL_XWHITEOUTS : 0;
-	WRITE_ONCE(r->flags, flags);
-	return flags;
+	old = cmpxchg(&r->flags, LFS_REAL_XUNREAD, flags);
+	return old == LFS_REAL_XUNREAD ? flags : old;
 }
 
 /**

@@ -24,6 +24,11 @@ teardown() {
 	lfs_cleanup
 }
 
+# vt_mkfs IMAGE: a new 64 MiB ext4 image with the verity feature
+vt_mkfs() {
+	truncate -s 64M "$1" && mkfs.ext4 -q -b 4096 -O verity "$1"
+}
+
 # vt_ext4 [IMAGE]: an ext4 with the verity feature at $WORK/x, its image
 # on tmpfs: a new one, or a copy of IMAGE
 vt_ext4() {
@@ -31,8 +36,7 @@ vt_ext4() {
 	if [ -n "${1:-}" ]; then
 		cp --sparse=always "$1" "$WORK/img"
 	else
-		truncate -s 64M "$WORK/img"
-		mkfs.ext4 -q -b 4096 -O verity "$WORK/img"
+		vt_mkfs "$WORK/img"
 	fi
 	mkdir -p "$WORK/x"
 	mount -o loop "$WORK/img" "$WORK/x"
@@ -113,8 +117,7 @@ vt_make_layers() {
 # took a mkfs and twenty processes a test under TCG
 setup_file() {
 	local X=$BATS_FILE_TMPDIR/layers
-	truncate -s 64M "$X.img"
-	mkfs.ext4 -q -b 4096 -O verity "$X.img"
+	vt_mkfs "$X.img"
 	mkdir "$X"
 	mount -o loop "$X.img" "$X"
 	vt_make_layers
